@@ -1,0 +1,236 @@
+package commitlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/segment"
+)
+
+// Result describes one appended record.
+type Result struct {
+	Status Status
+	// PhysOffset is the record's global offset; Size its TOTALSIZE.
+	PhysOffset int64
+	Size       int32
+	// QueueOffset is the record's QUEUEOFFSET field as written.
+	QueueOffset int64
+	// MsgID is the offset message id (store host + physical offset).
+	MsgID string
+	// StoreTimestamp is the STORETIMESTAMP (ms), stamped under the lock.
+	StoreTimestamp int64
+	// LockHeld is how long this append held the append lock.
+	LockHeld time.Duration
+}
+
+// PropertyWait is RocketMQ's WAIT property: "false" means the producer does
+// not wait for the flush policy (RocketMQ PROPERTY_WAIT_STORE_MSG_OK).
+const PropertyWait = "WAIT"
+
+// OSPageCacheBusyTimeout is RocketMQ's osPageCacheBusyTimeOutMills: an append
+// that waited this long for the append lock is refused with OS_PAGE_CACHE_BUSY.
+const OSPageCacheBusyTimeout = time.Second
+
+// Append validates, encodes and appends m with the given QUEUEOFFSET, then
+// waits as the flush policy requires. On success it returns a Result with
+// Status PutOK and a nil error. Otherwise the error is a *StatusError (see
+// StatusOf); for FlushDiskTimeout the record IS stored and Result is
+// complete; for the other statuses nothing was stored.
+func (l *Log) Append(ctx context.Context, m *record.Message, queueOffset int64) (Result, error) {
+	rs, err := l.AppendBatch(ctx, []*record.Message{m}, queueOffset, nil)
+	if len(rs) == 1 {
+		return rs[0], err
+	}
+	return Result{Status: StatusOf(err)}, err
+}
+
+// AppendBatch appends msgs as consecutive records with consecutive queue
+// offsets starting at firstQueueOffset, all in one segment (a batch is
+// never split), under one acquisition of the append lock, and waits once for
+// the flush policy. Results are appended to dst.
+func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueueOffset int64, dst []Result) ([]Result, error) {
+	if l.closed.Load() {
+		return dst, statusErr(ServiceNotAvailable, ErrClosed)
+	}
+	if err := l.Err(); err != nil {
+		return dst, statusErr(ServiceNotAvailable, fmt.Errorf("%w: %w", ErrNotWritable, err))
+	}
+	if len(msgs) == 0 {
+		return dst, statusErr(MessageIllegal, errors.New("commitlog: empty batch"))
+	}
+	bp := l.getScratch()
+	defer l.scratch.Put(bp)
+	buf := (*bp)[:0]
+	wait := false
+	base := len(dst)
+	for i, m := range msgs {
+		if !m.StoreHost.IsValid() {
+			m.StoreHost = l.cfg.StoreHost
+		}
+		if err := record.Validate(m, l.cfg.MaxBodySize); err != nil {
+			if errors.Is(err, record.ErrPropertiesTooLong) {
+				return dst[:base], statusErr(PropertiesSizeExceeded, err)
+			}
+			return dst[:base], statusErr(MessageIllegal, err)
+		}
+		start := len(buf)
+		var err error
+		buf, err = record.AppendEncode(buf, m, record.BodyCRC(m.Body), firstQueueOffset+int64(i), 0, 0)
+		if err != nil {
+			return dst[:base], statusErr(MessageIllegal, err)
+		}
+		if v, ok := record.Property(m.Properties, PropertyWait); !ok || v != "false" {
+			wait = true
+		}
+		dst = append(dst, Result{Size: int32(len(buf) - start), QueueOffset: firstQueueOffset + int64(i), PhysOffset: int64(start)})
+	}
+	*bp = buf
+	if int64(len(buf))+record.BlankMinLen > l.cfg.SegmentSize {
+		return dst[:base], statusErr(MessageIllegal, fmt.Errorf("commitlog: %d-byte batch does not fit a %d-byte segment", len(buf), l.cfg.SegmentSize))
+	}
+
+	t0 := nanotime()
+	l.mu.Lock()
+	t1 := nanotime()
+	if waited := time.Duration(t1 - t0); waited > OSPageCacheBusyTimeout {
+		l.mu.Unlock()
+		l.st.busyRefused.Add(1)
+		return dst[:base], statusErr(OSPageCacheBusy, fmt.Errorf("commitlog: waited %v for the append lock", waited))
+	}
+	l.beginInLock.Store(t1)
+	storeTS := time.Now().UnixMilli()
+	phys, err := l.appendLocked(buf, dst[base:], storeTS)
+	held := nanotime() - t1
+	l.beginInLock.Store(0)
+	l.mu.Unlock()
+	l.st.lockHeldNanos.Add(uint64(held))
+	for {
+		m := l.st.maxLockHeld.Load()
+		if uint64(held) <= m || l.st.maxLockHeld.CompareAndSwap(m, uint64(held)) {
+			break
+		}
+	}
+	if err != nil {
+		return dst[:base], err
+	}
+	l.st.appends.Add(uint64(len(msgs)))
+	l.st.bytes.Add(uint64(len(buf)))
+	for i := base; i < len(dst); i++ {
+		r := &dst[i]
+		r.PhysOffset += phys
+		r.StoreTimestamp = storeTS
+		r.MsgID = record.OffsetMsgID(msgs[i-base].StoreHost, r.PhysOffset)
+		r.LockHeld = time.Duration(held)
+	}
+	if wait {
+		if err := l.commit(ctx, phys+int64(len(buf))); err != nil {
+			st := StatusOf(err)
+			for i := base; i < len(dst); i++ {
+				dst[i].Status = st
+			}
+			if st.Stored() {
+				return dst, err
+			}
+			return dst[:base], err
+		}
+	}
+	return dst, nil
+}
+
+// appendLocked writes the encoded batch at the end of the log, rolling to a
+// new segment (after writing the end-of-file blank) when it does not fit. It
+// patches each record's QUEUEOFFSET/PHYSICALOFFSET/STORETIMESTAMP. It
+// returns the physical offset of the first record.
+// REQUIRES: l.mu held.
+func (l *Log) appendLocked(buf []byte, rs []Result, storeTS int64) (int64, error) {
+	if err := l.Err(); err != nil {
+		return 0, statusErr(ServiceNotAvailable, fmt.Errorf("%w: %w", ErrNotWritable, err))
+	}
+	seg := l.q.Last()
+	if seg == nil || seg.Full() {
+		var err error
+		if seg, err = l.roll(seg); err != nil {
+			return 0, err
+		}
+	}
+	app := seg.Appender()
+	remaining := app.Size() - app.WrotePos()
+	if int64(len(buf))+record.BlankMinLen > remaining {
+		if err := l.writeBlank(app, remaining); err != nil {
+			return 0, err
+		}
+		var err error
+		if seg, err = l.roll(seg); err != nil {
+			return 0, err
+		}
+		app = seg.Appender()
+	}
+	phys := seg.Start() + app.WrotePos()
+	for _, r := range rs {
+		rec := buf[r.PhysOffset : r.PhysOffset+int64(r.Size)]
+		record.Patch(rec, r.QueueOffset, phys+r.PhysOffset, storeTS)
+	}
+	if _, err := app.Append(buf); err != nil {
+		// ErrFull cannot happen (checked above); anything else is a write
+		// error and makes the log unwritable.
+		return 0, statusErr(UnknownError, l.setErr(fmt.Errorf("commitlog: append to %s: %w", seg.Path(), err)))
+	}
+	l.wrote.Store(phys + int64(len(buf)))
+	return phys, nil
+}
+
+// blankZeros backs the padding after an end-of-file blank record.
+var blankZeros = make([]byte, 1<<20)
+
+// writeBlank fills the rest of the segment: the 8-byte blank record
+// [remaining][BLANK magic] followed by zeros, so the segment's write
+// position reaches its end and stale bytes never survive past a blank.
+// REQUIRES: l.mu held.
+func (l *Log) writeBlank(app iopath.Appender, remaining int64) error {
+	var hdr [record.BlankMinLen]byte
+	record.PutBlank(hdr[:], int32(remaining))
+	if _, err := app.Append(hdr[:]); err != nil {
+		return statusErr(UnknownError, l.setErr(fmt.Errorf("commitlog: write blank: %w", err)))
+	}
+	for left := remaining - record.BlankMinLen; left > 0; {
+		n := min(left, int64(len(blankZeros)))
+		if _, err := app.Append(blankZeros[:n]); err != nil {
+			return statusErr(UnknownError, l.setErr(fmt.Errorf("commitlog: pad blank: %w", err)))
+		}
+		left -= n
+	}
+	l.st.blanks.Add(1)
+	return nil
+}
+
+// roll starts the segment after prev (or the first one).
+// REQUIRES: l.mu held.
+func (l *Log) roll(prev *segment.Segment) (*segment.Segment, error) {
+	start := l.wrote.Load()
+	if prev != nil {
+		start = prev.End()
+	}
+	start -= start % l.cfg.SegmentSize
+	before := l.q.Stats().Prepared
+	seg, err := l.q.Roll(start)
+	if err != nil {
+		return nil, statusErr(CreateMappedFileFailed, err)
+	}
+	l.wrote.Store(start)
+	if l.cfg.OnRoll != nil {
+		l.cfg.OnRoll(RollEvent{Time: time.Now(), NewStart: start, Prepared: l.q.Stats().Prepared > before})
+	}
+	return seg, nil
+}
+
+func (l *Log) getScratch() *[]byte {
+	if p, ok := l.scratch.Get().(*[]byte); ok {
+		return p
+	}
+	b := make([]byte, 0, 4096)
+	return &b
+}

@@ -1,0 +1,92 @@
+package flush
+
+import (
+	"fmt"
+	"time"
+)
+
+// PageSize is RocketMQ's OS_PAGE_SIZE, used for all "least pages" arithmetic.
+const PageSize = 4096
+
+// Config selects and tunes a policy. Start from DefaultConfig.
+type Config struct {
+	Kind Kind
+	// Async (RocketMQ FlushRealTimeService): wake every Interval
+	// (flushIntervalCommitLog, 500 ms), flush if at least LeastPages pages
+	// (flushCommitLogLeastPages, 4) are dirty, and flush everything if
+	// ThoroughInterval (flushCommitLogThoroughInterval, 10 s) has passed since
+	// the last thorough flush.
+	Interval         time.Duration
+	LeastPages       int
+	ThoroughInterval time.Duration
+	// Group (RocketMQ GroupCommitService): a waiter not covered within
+	// SyncFlushTimeout (syncFlushTimeout, 5 s) gets ErrTimeout.
+	SyncFlushTimeout time.Duration
+	// OnFlush, if set, is called after every flush the policy performs
+	// (from the flushing goroutine) with its duration and the number of
+	// commits it served. It must be cheap; the harness records histograms.
+	OnFlush func(Event)
+}
+
+// Event describes one flush performed by a policy.
+type Event struct {
+	Start    time.Time
+	Duration time.Duration
+	// Waiters is the number of Commit calls this flush completed (group:
+	// the batch size; sync: 1; async: 0, nobody waits).
+	Waiters int
+	// FlushedPos is the position after the flush.
+	FlushedPos int64
+	Err        error
+}
+
+// DefaultConfig returns RocketMQ's defaults for policy k.
+func DefaultConfig(k Kind) Config {
+	return Config{
+		Kind:             k,
+		Interval:         500 * time.Millisecond,
+		LeastPages:       4,
+		ThoroughInterval: 10 * time.Second,
+		SyncFlushTimeout: 5 * time.Second,
+	}
+}
+
+// Kinds lists the policies in a stable order; tests and benchmarks iterate it.
+func Kinds() []Kind { return []Kind{Sync, Async, Group} }
+
+// ParseKind validates a policy name.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds() {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q (have sync, async, group)", ErrUnknownKind, s)
+}
+
+// New starts the policy cfg.Kind over f. startPos is the position already
+// durable (a reopened log's end).
+func New(f Flusher, startPos int64, cfg Config) (Policy, error) {
+	d := DefaultConfig(cfg.Kind)
+	if cfg.Interval <= 0 {
+		cfg.Interval = d.Interval
+	}
+	if cfg.ThoroughInterval <= 0 {
+		cfg.ThoroughInterval = d.ThoroughInterval
+	}
+	if cfg.SyncFlushTimeout <= 0 {
+		cfg.SyncFlushTimeout = d.SyncFlushTimeout
+	}
+	if cfg.LeastPages < 0 {
+		cfg.LeastPages = 0
+	}
+	switch cfg.Kind {
+	case Sync:
+		return newSync(f, startPos, cfg), nil
+	case Async:
+		return newAsync(f, startPos, cfg), nil
+	case Group:
+		return newGroup(f, startPos, cfg), nil
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownKind, cfg.Kind)
+}

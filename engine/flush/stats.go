@@ -1,0 +1,95 @@
+package flush
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// BatchBuckets is the number of log2 buckets in Stats.BatchSizes: bucket i
+// counts flushes that served [2^(i-1)+1, 2^i] waiters (bucket 0: 0 or 1).
+const BatchBuckets = 16
+
+// Stats are a policy's cumulative counters.
+type Stats struct {
+	Commits    uint64 // Commit calls
+	Flushes    uint64 // Flush calls made
+	FlushNanos uint64 // total time inside Flush
+	MaxFlush   time.Duration
+	Timeouts   uint64 // group: commits that got ErrTimeout
+	// BatchSizes is the distribution of waiters served per flush (group
+	// commit efficiency).
+	BatchSizes [BatchBuckets]uint64
+}
+
+// counters is embedded by every policy.
+type counters struct {
+	commits, flushes, flushNanos, maxFlush, timeouts atomic.Uint64
+	batch                                            [BatchBuckets]atomic.Uint64
+}
+
+func (c *counters) recordFlush(d time.Duration, waiters int) {
+	c.flushes.Add(1)
+	c.flushNanos.Add(uint64(d))
+	for {
+		m := c.maxFlush.Load()
+		if uint64(d) <= m || c.maxFlush.CompareAndSwap(m, uint64(d)) {
+			break
+		}
+	}
+	b := 0
+	if waiters > 1 {
+		b = bits.Len(uint(waiters - 1))
+	}
+	if b >= BatchBuckets {
+		b = BatchBuckets - 1
+	}
+	c.batch[b].Add(1)
+}
+
+func (c *counters) snapshot() Stats {
+	s := Stats{
+		Commits:    c.commits.Load(),
+		Flushes:    c.flushes.Load(),
+		FlushNanos: c.flushNanos.Load(),
+		MaxFlush:   time.Duration(c.maxFlush.Load()),
+		Timeouts:   c.timeouts.Load(),
+	}
+	for i := range c.batch {
+		s.BatchSizes[i] = c.batch[i].Load()
+	}
+	return s
+}
+
+// BucketUpper returns the largest batch size counted in bucket i.
+func BucketUpper(i int) int {
+	if i == 0 {
+		return 1
+	}
+	return 1 << i
+}
+
+// stickyErr holds the first flush error.
+type stickyErr struct{ v atomic.Pointer[error] }
+
+func (s *stickyErr) get() error {
+	if p := s.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *stickyErr) set(err error) error {
+	s.v.CompareAndSwap(nil, &err)
+	return s.get()
+}
+
+// maxPos raises a to at least v.
+func maxPos(a *atomic.Int64, v int64) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}

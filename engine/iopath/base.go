@@ -1,0 +1,134 @@
+package iopath
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/brokerlab/brokerlab/engine/vfs"
+)
+
+// openSegmentFile opens path read-write with extraFlag, creating it if
+// missing, checks an existing file's size, and preallocates it to exactly
+// size. An empty file counts as new (a crash between create and fallocate).
+func openSegmentFile(fs vfs.FS, kind Kind, path string, size, wrotePos int64, extraFlag int) (vfs.File, error) {
+	if size <= 0 || wrotePos < 0 || wrotePos > size {
+		return nil, fmt.Errorf("%w: %s %s: size %d, wrotePos %d", ErrBadSize, kind, path, size, wrotePos)
+	}
+	_, statErr := fs.Stat(path)
+	existed := statErr == nil
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE|extraFlag, 0o644)
+	if err != nil {
+		if errors.Is(err, vfs.ErrUnsupported) {
+			if !existed {
+				_ = fs.Remove(path) // open may have created it before refusing the flag
+			}
+			return nil, fmt.Errorf("%w: %s %s: %w", ErrUnsupported, kind, path, err)
+		}
+		return nil, fmt.Errorf("iopath: %s: %w", kind, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("iopath: %s: %w", kind, err)
+	}
+	if cur := fi.Size(); (cur != 0 && cur != size) || (cur == 0 && wrotePos > 0) {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s %s is %d bytes, want %d (wrotePos %d)", ErrSizeMismatch, kind, path, cur, size, wrotePos)
+	}
+	if err := f.Allocate(size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("iopath: %s: preallocate %s: %w", kind, path, err)
+	}
+	return f, nil
+}
+
+// segmentBase holds what every write path shares: positions, the sticky
+// error, the lifetime lock and counters.
+//
+// Locking: life is read-locked by every Append, Flush, ReadAt (and Slice) for
+// its whole duration and write-locked by Close, so Close waits for calls in
+// flight and memory is never released under them; closed is guarded by it.
+// flushMu serialises Flush calls. wrote and flushed are atomics written by
+// the appending and the flushing goroutine respectively.
+type segmentBase struct {
+	kind Kind
+	path string
+	file vfs.File
+	size int64
+
+	wrote   atomic.Int64
+	flushed atomic.Int64
+
+	life    sync.RWMutex
+	closed  bool // guarded by life
+	flushMu sync.Mutex
+
+	sticky stickyErr
+	ioCounters
+}
+
+func (b *segmentBase) init(kind Kind, path string, f vfs.File, size, wrotePos int64) {
+	b.kind, b.path, b.file, b.size = kind, path, f, size
+	b.wrote.Store(wrotePos)
+	b.flushed.Store(wrotePos)
+}
+
+func (b *segmentBase) WrotePos() int64   { return b.wrote.Load() }
+func (b *segmentBase) FlushedPos() int64 { return b.flushed.Load() }
+func (b *segmentBase) Size() int64       { return b.size }
+
+// fail records err as the appender's sticky error (if it is the first) and
+// returns the recorded error.
+func (b *segmentBase) fail(err error) error {
+	return b.sticky.set(fmt.Errorf("iopath: %s %s: %w", b.kind, b.path, err))
+}
+
+// readSpan clamps a read of len(p) bytes at off to WrotePos: it returns how
+// many bytes to read and the error to return with them (io.EOF if short).
+func (b *segmentBase) readSpan(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("%w: read at offset %d", ErrBadSize, off)
+	}
+	w := b.wrote.Load()
+	if off >= w {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > w-off {
+		return int(w - off), io.EOF
+	}
+	return len(p), nil
+}
+
+// stickyErr is the first I/O failure of an appender; once set every later
+// Append and Flush returns it.
+type stickyErr struct {
+	failed atomic.Bool
+	mu     sync.Mutex
+	err    error
+}
+
+func (s *stickyErr) get() error {
+	if !s.failed.Load() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *stickyErr) set(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+		s.failed.Store(true)
+	}
+	return s.err
+}

@@ -1,0 +1,297 @@
+package iopath
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/vfs"
+)
+
+func init() { Register(Pool, openPool) }
+
+// Committer is implemented by write paths with a commit step between Append
+// and Flush (pool): CommittedPos is how far appended bytes have been written
+// to the file (not necessarily durable). FlushedPos <= CommittedPos <=
+// WrotePos.
+type Committer interface {
+	CommittedPos() int64
+}
+
+// poolAppender is RocketMQ's transient-store-pool write path. Append copies
+// into a buffer borrowed from a BufferPool, at the segment offset (buffer
+// byte i is file byte i). A commit pwrites [CommittedPos, WrotePos) from
+// the buffer: a background committer does so every CommitInterval when at
+// least CommitLeastPages pages are pending, or whatever is pending when
+// CommitInterval has passed since the last commit (RocketMQ's "thorough"
+// rule, commitCommitLogThoroughInterval = commitIntervalCommitLog); Flush
+// commits everything and then fdatasyncs. CommitInterval <= 0 disables the
+// background committer (commits happen in Flush and Close only).
+//
+// The buffer goes back to the pool when the segment is full and completely
+// committed, or at Close. ReadAt serves bytes below the open-time wrotePos
+// from the file and later bytes from the buffer while it is held.
+//
+// Locking: Append takes only life (shared) and never waits for a commit or a
+// sync: a commit reads buffer bytes below the WrotePos it loaded, Append
+// writes at and after WrotePos. commitMu serialises commits (background and
+// Flush); Flush holds flushMu, takes commitMu only for the commit and
+// fdatasyncs with neither commitMu nor any lock Append needs. bufMu guards
+// readable against the buffer's early return to the pool.
+type poolAppender struct {
+	segmentBase
+	pool *BufferPool
+	wbuf []byte // the borrowed buffer; never reassigned while open
+	base int64  // wrotePos at open: bytes below it are only in the file
+
+	bufMu    sync.RWMutex
+	readable bool // wbuf is still ours (guarded by bufMu)
+
+	commitMu   sync.Mutex
+	committed  atomic.Int64
+	lastCommit atomic.Int64 // nanoseconds since epoch (monotonic clock)
+	epoch      time.Time
+
+	interval   time.Duration
+	leastPages int64
+	stop       chan struct{}
+	done       chan struct{}
+	stopOnce   sync.Once
+}
+
+func openPool(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appender, error) {
+	if err := validateConfig(&cfg); err != nil {
+		return nil, err
+	}
+	pool := cfg.Pool
+	if pool == nil {
+		pool = DefaultBufferPool(size)
+	}
+	if pool.BufSize() < size {
+		return nil, fmt.Errorf("%w: pool buffers of %d bytes are smaller than the %d-byte segment", ErrBadSize, pool.BufSize(), size)
+	}
+	f, err := openSegmentFile(fs, Pool, path, size, wrotePos, 0)
+	if err != nil {
+		return nil, err
+	}
+	buf, err := pool.Get()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("iopath: pool %s: %w", path, err)
+	}
+	a := &poolAppender{
+		pool:       pool,
+		wbuf:       buf[:size],
+		base:       wrotePos,
+		readable:   true,
+		epoch:      time.Now(),
+		interval:   cfg.CommitInterval,
+		leastPages: int64(cfg.CommitLeastPages),
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	a.init(Pool, path, f, size, wrotePos)
+	a.committed.Store(wrotePos)
+	if err := a.applyKnobs(cfg, wrotePos); err != nil {
+		close(a.done)
+		a.Close()
+		return nil, err
+	}
+	if a.interval > 0 {
+		go a.commitLoop()
+	} else {
+		close(a.done)
+	}
+	return a, nil
+}
+
+func (a *poolAppender) applyKnobs(cfg Config, wrotePos int64) error {
+	if cfg.Warm {
+		touchPages(a.wbuf, wrotePos)
+		if wrotePos < a.size {
+			if err := fadvise(a.file.Fd(), wrotePos, a.size-wrotePos, AdviceWillNeed); err != nil {
+				return err
+			}
+		}
+	}
+	if cfg.Mlock {
+		if err := a.pool.mlock(a.wbuf); err != nil {
+			return err
+		}
+	}
+	return fadvise(a.file.Fd(), 0, 0, cfg.Advice)
+}
+
+func (a *poolAppender) CommittedPos() int64 { return a.committed.Load() }
+
+func (a *poolAppender) commitLoop() {
+	defer close(a.done)
+	t := time.NewTicker(a.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		if a.sticky.failed.Load() {
+			continue
+		}
+		least := a.leastPages
+		if time.Duration(time.Since(a.epoch).Nanoseconds()-a.lastCommit.Load()) >= a.interval {
+			least = 0
+		}
+		a.commitMu.Lock()
+		_ = a.commitLocked(least) // a failure is sticky; Append and Flush report it
+		a.commitMu.Unlock()
+	}
+}
+
+// commitLocked pwrites [committed, wrote) if the segment is full, or at
+// least leastPages pages are pending (leastPages <= 0: anything pending).
+// REQUIRES: commitMu held.
+func (a *poolAppender) commitLocked(leastPages int64) error {
+	c := a.committed.Load()
+	w := a.wrote.Load()
+	if w == c {
+		return nil
+	}
+	if w < a.size && leastPages > 0 && w/pageSize-c/pageSize < leastPages {
+		return nil
+	}
+	_, err := a.file.WriteAt(a.wbuf[c:w], c)
+	a.countWrite(int(w - c))
+	if err != nil {
+		return a.fail(err)
+	}
+	a.committed.Store(w)
+	a.lastCommit.Store(time.Since(a.epoch).Nanoseconds())
+	if w == a.size {
+		a.releaseBuffer()
+	}
+	return nil
+}
+
+// releaseBuffer returns the buffer to the pool once (readers switch to the
+// file, which now holds every byte).
+func (a *poolAppender) releaseBuffer() {
+	a.bufMu.Lock()
+	held := a.readable
+	a.readable = false
+	a.bufMu.Unlock()
+	if held {
+		a.pool.Put(a.wbuf)
+	}
+}
+
+func (a *poolAppender) Append(p []byte) (int64, error) {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	if a.closed {
+		return a.wrote.Load(), ErrClosed
+	}
+	w := a.wrote.Load()
+	if err := a.sticky.get(); err != nil {
+		return w, err
+	}
+	if int64(len(p)) > a.size-w {
+		return w, ErrFull
+	}
+	if len(p) == 0 {
+		return w, nil
+	}
+	copy(a.wbuf[w:], p)
+	w += int64(len(p))
+	a.wrote.Store(w)
+	a.countAppend(len(p))
+	return w, nil
+}
+
+func (a *poolAppender) Flush() (int64, error) {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	if a.closed {
+		return a.flushed.Load(), ErrClosed
+	}
+	a.flushMu.Lock()
+	defer a.flushMu.Unlock()
+	f := a.flushed.Load()
+	if err := a.sticky.get(); err != nil {
+		return f, err
+	}
+	a.commitMu.Lock()
+	err := a.commitLocked(0)
+	c := a.committed.Load()
+	a.commitMu.Unlock()
+	if err != nil {
+		return f, err
+	}
+	if c == f {
+		return f, nil
+	}
+	t0 := time.Now()
+	err = a.file.Datasync()
+	a.countSync(time.Since(t0))
+	if err != nil {
+		return f, a.fail(err)
+	}
+	a.flushed.Store(c)
+	return c, nil
+}
+
+func (a *poolAppender) ReadAt(p []byte, off int64) (int, error) {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	if a.closed {
+		return 0, ErrClosed
+	}
+	n, rerr := a.readSpan(p, off)
+	if n == 0 {
+		return 0, rerr
+	}
+	q := p[:n]
+	if off < a.base {
+		k := min(int64(n), a.base-off)
+		if m, err := a.file.ReadAt(q[:k], off); err != nil {
+			return m, err
+		}
+		q, off = q[k:], off+k
+	}
+	if len(q) > 0 {
+		a.bufMu.RLock()
+		if a.readable {
+			copy(q, a.wbuf[off:])
+			a.bufMu.RUnlock()
+		} else {
+			a.bufMu.RUnlock()
+			if m, err := a.file.ReadAt(q, off); err != nil {
+				return n - len(q) + m, err
+			}
+		}
+	}
+	return n, rerr
+}
+
+// Close stops the committer, commits what is pending (pwrite, no fdatasync:
+// Close makes bytes visible in the file, not durable), returns the buffer to
+// the pool and closes the file. It is idempotent.
+func (a *poolAppender) Close() error {
+	a.stopOnce.Do(func() { close(a.stop) })
+	<-a.done
+	a.life.Lock()
+	defer a.life.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	var err error
+	if a.sticky.get() == nil {
+		a.commitMu.Lock()
+		err = a.commitLocked(0)
+		a.commitMu.Unlock()
+	}
+	a.releaseBuffer()
+	return errors.Join(err, a.file.Close())
+}

@@ -1,0 +1,115 @@
+package record
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Broker limits (rocketmq-store.md §8.2).
+const (
+	// DefaultMaxBodySize is maxMessageSize's default, 4 MiB.
+	DefaultMaxBodySize = 4 << 20
+	// TopicMaxLen is TopicValidator.TOPIC_MAX_LENGTH.
+	TopicMaxLen = 127
+	// RetryOrDLQTopicMaxLen is the limit for %RETRY% and %DLQ% topics.
+	RetryOrDLQTopicMaxLen = 255
+
+	RetryTopicPrefix = "%RETRY%"
+	DLQTopicPrefix   = "%DLQ%"
+)
+
+// notSendableTopics are the system topics a client may not send to.
+var notSendableTopics = [...]string{
+	"SCHEDULE_TOPIC_XXXX",
+	"RMQ_SYS_TRANS_HALF_TOPIC",
+	"RMQ_SYS_TRANS_OP_HALF_TOPIC",
+	"TRANS_CHECK_MAX_TIME_TOPIC",
+	"SELF_TEST_TOPIC",
+	"OFFSET_MOVED_EVENT",
+}
+
+// ValidateTopic applies TopicValidator.validateTopic: non-blank, only
+// characters of ^[%|a-zA-Z0-9_-]+$ (ErrTopicInvalid), at most 127
+// characters, or 255 for topics starting with %RETRY% or %DLQ%
+// (ErrTopicTooLong).
+func ValidateTopic(topic string) error {
+	if topic == "" {
+		return fmt.Errorf("%w: blank", ErrTopicInvalid)
+	}
+	for i := 0; i < len(topic); i++ {
+		if !topicChar(topic[i]) {
+			return fmt.Errorf("%w: %q", ErrTopicInvalid, topic)
+		}
+	}
+	limit := TopicMaxLen
+	if strings.HasPrefix(topic, RetryTopicPrefix) || strings.HasPrefix(topic, DLQTopicPrefix) {
+		limit = RetryOrDLQTopicMaxLen
+	}
+	if len(topic) > limit {
+		return fmt.Errorf("%w: %d characters, limit %d", ErrTopicTooLong, len(topic), limit)
+	}
+	return nil
+}
+
+func topicChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '%' || c == '|' || c == '_' || c == '-'
+}
+
+// TopicSendable reports whether clients may send to topic (it is not one of
+// the system topics SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRANS_HALF_TOPIC,
+// RMQ_SYS_TRANS_OP_HALF_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC,
+// OFFSET_MOVED_EVENT).
+func TopicSendable(topic string) bool {
+	for _, t := range notSendableTopics {
+		if topic == t {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate applies the broker's checks on a producer's message, in the
+// order the broker makes them, and returns nil or an error wrapping one
+// sentinel (test with errors.Is; the sentinel's comment names the response
+// code):
+//
+//	ValidateTopic                                ErrTopicInvalid, ErrTopicTooLong
+//	system topic                                 ErrTopicNotSendable
+//	over 127 bytes, not %RETRY% (store hook)     ErrTopicTooLongToStore
+//	empty body                                   ErrBodyEmpty
+//	body over maxBodySize                        ErrBodyTooLarge
+//	properties over 32767 bytes                  ErrPropertiesTooLong
+//
+// The broker's last check, record over maxBodySize + 64 KiB, cannot fail
+// once the others pass (topic and properties add less than 33 KiB), so
+// Validate leaves it out.
+//
+// maxBodySize is maxMessageSize; <= 0 means DefaultMaxBodySize. Validate
+// checks what the producer sent: the broker's own rewrites (delay-level
+// topics, added properties) are not re-validated, and hosts are not looked
+// at. The queue id is checked against the topic's config by the caller.
+func Validate(m *Message, maxBodySize int) error {
+	if err := ValidateTopic(m.Topic); err != nil {
+		return err
+	}
+	if !TopicSendable(m.Topic) {
+		return fmt.Errorf("%w: %s", ErrTopicNotSendable, m.Topic)
+	}
+	if len(m.Topic) > MaxTopicLenV1 && !strings.HasPrefix(m.Topic, RetryTopicPrefix) {
+		return fmt.Errorf("%w: %d bytes", ErrTopicTooLongToStore, len(m.Topic))
+	}
+	if len(m.Body) == 0 {
+		return ErrBodyEmpty
+	}
+	if maxBodySize <= 0 {
+		maxBodySize = DefaultMaxBodySize
+	}
+	if len(m.Body) > maxBodySize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrBodyTooLarge, len(m.Body), maxBodySize)
+	}
+	if len(m.Properties) > MaxPropertiesLen {
+		return fmt.Errorf("%w: %d bytes", ErrPropertiesTooLong, len(m.Properties))
+	}
+	return nil
+}

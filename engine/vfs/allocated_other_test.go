@@ -1,0 +1,7 @@
+//go:build !unix
+
+package vfs
+
+import "os"
+
+func allocatedBytes(fi os.FileInfo) (int64, bool) { return 0, false }

@@ -1,0 +1,71 @@
+package vfs
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+const oDirect = unix.O_DIRECT
+
+func (f *osFile) Datasync() error {
+	for {
+		err := unix.Fdatasync(int(f.fd))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return f.pathErr("fdatasync", err)
+		}
+		return nil
+	}
+}
+
+func (f *osFile) Allocate(size int64) error {
+	if size <= 0 {
+		return nil
+	}
+	for {
+		// Mode 0 extends the file size when size is past EOF and never
+		// shrinks it.
+		err := unix.Fallocate(int(f.fd), 0, 0, size)
+		switch err {
+		case nil:
+			return nil
+		case unix.EINTR:
+			continue
+		case unix.EOPNOTSUPP, unix.ENOSYS:
+			return f.growTo(size)
+		default:
+			return f.pathErr("fallocate", err)
+		}
+	}
+}
+
+func (f *osFile) Map(size int) ([]byte, error) {
+	b, err := unix.Mmap(int(f.fd), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, f.pathErr(fmt.Sprintf("mmap %d bytes", size), err)
+	}
+	return b, nil
+}
+
+func (f *osFile) Msync(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if err := unix.Msync(b, unix.MS_SYNC); err != nil {
+		return f.pathErr("msync", err)
+	}
+	return nil
+}
+
+func (f *osFile) Unmap(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	if err := unix.Munmap(b); err != nil {
+		return f.pathErr("munmap", err)
+	}
+	return nil
+}

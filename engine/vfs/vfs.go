@@ -1,0 +1,84 @@
+// Package vfs is the thin seam between the engine and the operating system's
+// files. Every file operation the engine performs on its data (open, write,
+// fdatasync, fallocate, mmap/msync, rename, remove) goes through an FS so that
+// faults (EIO, ENOSPC, slow syncs) can be injected in tests (see package
+// faultfs) without touching the code under test.
+//
+// Concurrency: an FS is safe for concurrent use. A File's ReadAt and WriteAt
+// may be called concurrently (as with *os.File); everything else follows the
+// caller's own ordering.
+package vfs
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// Op names a class of file operation. Fault injectors match on it.
+type Op string
+
+// The operations a File or FS performs.
+const (
+	OpOpen     Op = "open"     // OpenFile (also creation of a segment)
+	OpWrite    Op = "write"    // WriteAt (pwrite)
+	OpRead     Op = "read"     // ReadAt (pread)
+	OpSync     Op = "sync"     // Datasync (fdatasync)
+	OpMsync    Op = "msync"    // Msync
+	OpAllocate Op = "allocate" // Allocate (fallocate)
+	OpMap      Op = "map"      // Map
+	OpTruncate Op = "truncate" // Truncate
+	OpRemove   Op = "remove"   // Remove
+	OpRename   Op = "rename"   // Rename
+	OpSyncDir  Op = "syncdir"  // SyncDir
+)
+
+// ErrUnsupported is returned when the OS or file system cannot perform an
+// operation (for example O_DIRECT on tmpfs).
+var ErrUnsupported = errors.New("vfs: operation unsupported by this file system")
+
+// File is one open file.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+	// Datasync makes the file's data durable (fdatasync(2)).
+	Datasync() error
+	// Allocate reserves [0, size) on disk (fallocate(2) mode 0), falling back
+	// to ftruncate where fallocate is not supported. It never shrinks the file.
+	Allocate(size int64) error
+	// Truncate sets the file's length.
+	Truncate(size int64) error
+	// Map maps [0, size) of the file MAP_SHARED, PROT_READ|PROT_WRITE.
+	Map(size int) ([]byte, error)
+	// Msync synchronously writes back b, a page-aligned sub-slice of a
+	// mapping returned by Map (msync(2) MS_SYNC).
+	Msync(b []byte) error
+	// Unmap releases a mapping returned by Map.
+	Unmap(b []byte) error
+	// Fd is the OS file descriptor (for advisory calls such as fadvise,
+	// madvise and mincore, which are never fault-injected).
+	Fd() uintptr
+	// Name is the path the file was opened with.
+	Name() string
+	Stat() (os.FileInfo, error)
+}
+
+// FS opens and manages files.
+type FS interface {
+	// OpenFile opens name with os.O_* flags; flag may include
+	// syscall.O_DIRECT. If the file system refuses O_DIRECT the error wraps
+	// ErrUnsupported.
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	Remove(name string) error
+	Rename(oldname, newname string) error
+	MkdirAll(dir string, perm os.FileMode) error
+	ReadDir(dir string) ([]os.DirEntry, error)
+	Stat(name string) (os.FileInfo, error)
+	// SyncDir fsyncs a directory so that creations, renames and removals in
+	// it are durable.
+	SyncDir(dir string) error
+}
+
+// Default is the operating system's file system.
+var Default FS = osFS{}
