@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // DefaultPoolBuffers is the number of buffers in a default pool (RocketMQ
@@ -32,6 +33,7 @@ type BufferPool struct {
 	max     int
 
 	mu      sync.Mutex
+	avail   *sync.Cond       // signalled by Put and Close
 	free    [][]byte         // full-length mappings ready to lend
 	all     map[*byte][]byte // every mapping the pool made, by first byte
 	locked  map[*byte]bool   // mappings that are mlocked
@@ -48,6 +50,7 @@ func NewBufferPool(buffers int, bufSize int64) *BufferPool {
 		buffers = DefaultPoolBuffers
 	}
 	p := &BufferPool{bufSize: bufSize, max: buffers, all: map[*byte][]byte{}, locked: map[*byte]bool{}}
+	p.avail = sync.NewCond(&p.mu)
 	if bufSize > 0 {
 		p.mapSize = int(alignUp(bufSize, int64(os.Getpagesize())))
 	}
@@ -120,6 +123,31 @@ func (p *BufferPool) Put(b []byte) {
 		return
 	}
 	p.free = append(p.free, m)
+	p.avail.Broadcast()
+}
+
+// GetWait is Get, but when every buffer is lent it waits up to timeout for
+// one to come back (RocketMQ's allocation waits up to 5 s; full segments
+// return their buffer as soon as they are committed).
+func (p *BufferPool) GetWait(timeout time.Duration) ([]byte, error) {
+	deadline := time.Now().Add(timeout)
+	wake := time.AfterFunc(timeout, func() {
+		p.mu.Lock()
+		p.avail.Broadcast()
+		p.mu.Unlock()
+	})
+	defer wake.Stop()
+	for {
+		b, err := p.Get()
+		if !errors.Is(err, ErrPoolExhausted) || !time.Now().Before(deadline) {
+			return b, err
+		}
+		p.mu.Lock()
+		if len(p.free) == 0 && !p.closed && time.Now().Before(deadline) {
+			p.avail.Wait()
+		}
+		p.mu.Unlock()
+	}
 }
 
 // mlock locks a lent buffer in memory (once; it stays locked in the pool).

@@ -12,6 +12,10 @@ import (
 
 func init() { Register(Pool, openPool) }
 
+// PoolWaitTimeout bounds how long opening a pool segment waits for a free
+// buffer (RocketMQ's allocation wait, 5 s).
+var PoolWaitTimeout = 5 * time.Second
+
 // Committer is implemented by write paths with a commit step between Append
 // and Flush (pool): CommittedPos is how far appended bytes have been written
 // to the file (not necessarily durable). FlushedPos <= CommittedPos <=
@@ -57,6 +61,7 @@ type poolAppender struct {
 	interval   time.Duration
 	leastPages int64
 	stop       chan struct{}
+	kick       chan struct{} // Append filled the segment: commit it now
 	done       chan struct{}
 	stopOnce   sync.Once
 }
@@ -76,16 +81,23 @@ func openPool(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appende
 	if err != nil {
 		return nil, err
 	}
-	buf, err := pool.Get()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("iopath: pool %s: %w", path, err)
+	// A full segment is only read: it needs no buffer (a reopened log's old
+	// segments must not drain the pool).
+	var buf []byte
+	if wrotePos < size {
+		buf, err = pool.GetWait(PoolWaitTimeout)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("iopath: pool %s: %w", path, err)
+		}
+		buf = buf[:size]
 	}
 	a := &poolAppender{
 		pool:       pool,
-		wbuf:       buf[:size],
+		wbuf:       buf,
 		base:       wrotePos,
-		readable:   true,
+		readable:   buf != nil,
+		kick:       make(chan struct{}, 1),
 		epoch:      time.Now(),
 		interval:   cfg.CommitInterval,
 		leastPages: int64(cfg.CommitLeastPages),
@@ -99,7 +111,7 @@ func openPool(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appende
 		a.Close()
 		return nil, err
 	}
-	if a.interval > 0 {
+	if a.interval > 0 && buf != nil {
 		go a.commitLoop()
 	} else {
 		close(a.done)
@@ -135,12 +147,19 @@ func (a *poolAppender) commitLoop() {
 		case <-a.stop:
 			return
 		case <-t.C:
+		case <-a.kick:
 		}
 		if a.sticky.failed.Load() {
 			continue
 		}
 		least := a.leastPages
 		if time.Duration(time.Since(a.epoch).Nanoseconds()-a.lastCommit.Load()) >= a.interval {
+			least = 0
+		}
+		if a.wrote.Load() == a.size {
+			if a.committed.Load() == a.size {
+				return // full and committed: the buffer is back in the pool
+			}
 			least = 0
 		}
 		a.commitMu.Lock()
@@ -206,6 +225,12 @@ func (a *poolAppender) Append(p []byte) (int64, error) {
 	w += int64(len(p))
 	a.wrote.Store(w)
 	a.countAppend(len(p))
+	if w == a.size {
+		select { // full: commit it and give the buffer back promptly
+		case a.kick <- struct{}{}:
+		default:
+		}
+	}
 	return w, nil
 }
 

@@ -214,16 +214,20 @@ func (q *Queue) Roll(start int64) (*Segment, error) {
 // making) it, else created inline.
 func (q *Queue) take(start int64) (*Segment, error) {
 	q.alloc.Lock()
-	for q.alloc.busy && q.alloc.want == start {
+	for q.alloc.busy { // a creation in progress finishes first (no duplicates)
 		q.alloc.cond.Wait()
 	}
-	if r := q.alloc.ready; r != nil && r.start == start {
-		q.alloc.ready = nil
-		q.alloc.Unlock()
+	r := q.alloc.ready
+	q.alloc.ready = nil
+	q.alloc.want = -1 // whatever was requested, the writer decides now
+	q.alloc.Unlock()
+	if r != nil && r.start == start {
 		q.prepared.Add(1)
 		return r, nil
 	}
-	q.alloc.Unlock()
+	if r != nil {
+		q.discard(r) // prepared for another offset, never used
+	}
 	q.syncCreates.Add(1)
 	return q.create(start)
 }

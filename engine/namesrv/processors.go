@@ -1,0 +1,206 @@
+package namesrv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// registerBrokerHeader is the decoded REGISTER_BROKER header.
+type registerBrokerHeader struct {
+	brokerName, brokerAddr, clusterName, haServerAddr, zoneName string
+	brokerID, heartbeatTimeoutMillis                            int64
+	enableActingMaster, compressed                              bool
+	bodyCrc32                                                   int32
+}
+
+func parseRegisterBrokerHeader(ext remoting.ExtFields) (h registerBrokerHeader, err error) {
+	first := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	var e error
+	h.brokerName, e = ext.String("brokerName")
+	first(e)
+	h.brokerAddr, e = ext.String("brokerAddr")
+	first(e)
+	h.clusterName, e = ext.String("clusterName")
+	first(e)
+	h.haServerAddr, e = ext.String("haServerAddr")
+	first(e)
+	h.brokerID, e = ext.Int64("brokerId")
+	first(e)
+	h.heartbeatTimeoutMillis, e = ext.OptInt64("heartbeatTimeoutMillis", 0)
+	first(e)
+	h.enableActingMaster, e = ext.OptBool("enableActingMaster", false)
+	first(e)
+	h.compressed, e = ext.OptBool("compressed", false)
+	first(e)
+	h.bodyCrc32, e = ext.OptInt32("bodyCrc32", 0)
+	first(e)
+	h.zoneName = ext.OptString("zoneName", "")
+	return h, err
+}
+
+// bodyCRC32 is UtilAll.crc32: IEEE CRC32 masked to a non-negative int32.
+func bodyCRC32(b []byte) int32 { return int32(crc32.ChecksumIEEE(b) & 0x7FFFFFFF) }
+
+func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	h, err := parseRegisterBrokerHeader(req.ExtFields)
+	if err != nil {
+		return errResponse(err), nil
+	}
+	if h.bodyCrc32 != 0 && bodyCRC32(req.Body) != h.bodyCrc32 {
+		s.log.Warn("namesrv: register body crc32 mismatch", "broker", h.brokerAddr)
+		return remoting.NewResponse(remoting.RespSystemError, "crc32 not match"), nil
+	}
+	if h.compressed {
+		return remoting.NewResponse(remoting.RespSystemError, "compressed register body not supported"), nil
+	}
+	var body RegisterBrokerBody
+	if len(req.Body) > 0 {
+		fixed := quoteNumericKeys(req.Body)
+		if req.Version >= remoting.VersionV3_0_11 {
+			err = json.Unmarshal(fixed, &body)
+		} else {
+			err = json.Unmarshal(fixed, &body.TopicConfigSerializeWrapper)
+		}
+		if err != nil {
+			s.log.Warn("namesrv: malformed register body", "broker", h.brokerAddr, "err", err)
+			return remoting.NewResponse(remoting.RespSystemError, fmt.Sprintf("%v: register broker: %v", ErrMalformedBody, err)), nil
+		}
+	}
+	timeout := s.cfg.BrokerTimeout
+	if h.heartbeatTimeoutMillis > 0 {
+		timeout = time.Duration(h.heartbeatTimeoutMillis) * time.Millisecond
+	}
+	res := s.routes.register(registration{
+		ClusterName: h.clusterName, BrokerName: h.brokerName, BrokerAddr: h.brokerAddr,
+		HAServerAddr: h.haServerAddr, ZoneName: h.zoneName, BrokerID: h.brokerID, Timeout: timeout,
+		EnableActingMaster: h.enableActingMaster, Topics: body.TopicConfigSerializeWrapper,
+		FilterServers: body.FilterServerList, Conn: conn, Now: s.now(),
+	})
+	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	if res.HAServerAddr != "" || res.MasterAddr != "" {
+		resp.Ext()["haServerAddr"] = res.HAServerAddr
+		resp.Ext()["masterAddr"] = res.MasterAddr
+	}
+	resp.Body = []byte(`{"table":{}}`)
+	return resp, nil
+}
+
+func (s *Server) unregisterBroker(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	ext := req.ExtFields
+	name, err1 := ext.String("brokerName")
+	addr, err2 := ext.String("brokerAddr")
+	cluster, err3 := ext.String("clusterName")
+	for _, err := range []error{err1, err2, err3} {
+		if err != nil {
+			return errResponse(err), nil
+		}
+	}
+	s.routes.unregister(cluster, addr, name)
+	s.log.Info("namesrv: broker unregistered", "cluster", cluster, "broker", name, "addr", addr)
+	return remoting.NewResponse(remoting.RespSuccess, ""), nil
+}
+
+// standardJSON reports whether the requester gets quoted map keys (Java:
+// version ≥ V4_9_4 or acceptStandardJsonOnly).
+func standardJSON(req *remoting.Command) bool {
+	if req.Version >= remoting.VersionV4_9_4 {
+		return true
+	}
+	std, _ := req.ExtFields.OptBool("acceptStandardJsonOnly", false)
+	return std
+}
+
+func (s *Server) getRouteInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	topic, err := req.ExtFields.String("topic")
+	if err != nil {
+		return errResponse(err), nil
+	}
+	rd, ok := s.routes.topicRoute(topic)
+	if !ok {
+		return remoting.NewResponse(remoting.RespTopicNotExist,
+			"No topic route info in name server for the topic: "+topic), nil
+	}
+	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp.Body = EncodeTopicRouteData(rd, standardJSON(req))
+	return resp, nil
+}
+
+func (s *Server) getBrokerClusterInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp.Body = EncodeClusterInfo(s.routes.clusterInfo(), standardJSON(req))
+	return resp, nil
+}
+
+func topicListResponse(topics []string) *remoting.Command {
+	if topics == nil {
+		topics = []string{}
+	}
+	body, _ := json.Marshal(TopicList{TopicList: topics}) // strings always marshal
+	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp.Body = body
+	return resp
+}
+
+func (s *Server) getAllTopicList(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
+	return topicListResponse(s.routes.topics()), nil
+}
+
+func (s *Server) getTopicsByCluster(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	cluster, err := req.ExtFields.String("cluster")
+	if err != nil {
+		return errResponse(err), nil
+	}
+	return topicListResponse(s.routes.topicsByCluster(cluster)), nil
+}
+
+func (s *Server) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	topic, err := req.ExtFields.String("topic")
+	if err != nil {
+		return errResponse(err), nil
+	}
+	s.routes.deleteTopic(topic, req.ExtFields.OptString("clusterName", ""))
+	return remoting.NewResponse(remoting.RespSuccess, ""), nil
+}
+
+func (s *Server) queryDataVersion(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	addr, err1 := req.ExtFields.String("brokerAddr")
+	cluster, err2 := req.ExtFields.String("clusterName")
+	for _, err := range []error{err1, err2} {
+		if err != nil {
+			return errResponse(err), nil
+		}
+	}
+	var dv DataVersion
+	if err := json.Unmarshal(req.Body, &dv); err != nil {
+		return remoting.NewResponse(remoting.RespSystemError, fmt.Sprintf("%v: data version: %v", ErrMalformedBody, err)), nil
+	}
+	current, known := s.routes.dataVersion(cluster, addr)
+	s.routes.touch(cluster, addr, s.now())
+	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp.Ext().SetBool("changed", !known || current != dv)
+	if known {
+		resp.Body, _ = json.Marshal(current) // plain struct always marshals
+	}
+	return resp, nil
+}
+
+func (s *Server) brokerHeartbeat(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	addr, err1 := req.ExtFields.String("brokerAddr")
+	cluster, err2 := req.ExtFields.String("clusterName")
+	for _, err := range []error{err1, err2} {
+		if err != nil {
+			return errResponse(err), nil
+		}
+	}
+	s.routes.touch(cluster, addr, s.now())
+	return remoting.NewResponse(remoting.RespSuccess, ""), nil
+}

@@ -1,0 +1,122 @@
+package namesrv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// ErrTopicNotExist is GET_ROUTEINFO_BY_TOPIC's TOPIC_NOT_EXIST (17).
+var ErrTopicNotExist = errors.New("namesrv: topic does not exist")
+
+// RegisterBrokerRequest is what a broker sends to each name server every 30 s.
+type RegisterBrokerRequest struct {
+	ClusterName  string
+	BrokerName   string
+	BrokerAddr   string // "ip:port" clients connect to
+	HAServerAddr string // "ip:haPort"; "" if the broker has no HA service
+	BrokerID     int64  // MasterID (0) for a master
+	// HeartbeatTimeout, if set, replaces the name server's BrokerTimeout for
+	// this broker (sent as heartbeatTimeoutMillis).
+	HeartbeatTimeout   time.Duration
+	EnableActingMaster bool
+	ZoneName           string
+	Body               RegisterBrokerBody
+}
+
+// RegisterBroker sends REGISTER_BROKER (103) to nsAddr: body as
+// RegisterBrokerBody JSON, bodyCrc32 set, version DefaultVersion (≥ 37).
+func RegisterBroker(ctx context.Context, client *remoting.Client, nsAddr string, req RegisterBrokerRequest) (RegisterBrokerResult, error) {
+	body := req.Body
+	if body.FilterServerList == nil {
+		body.FilterServerList = []string{}
+	}
+	if body.TopicConfigSerializeWrapper.TopicConfigTable == nil {
+		body.TopicConfigSerializeWrapper.TopicConfigTable = map[string]TopicConfig{}
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return RegisterBrokerResult{}, fmt.Errorf("namesrv: encode register body: %w", err)
+	}
+	ext := remoting.ExtFields{
+		"brokerName":   req.BrokerName,
+		"brokerAddr":   req.BrokerAddr,
+		"clusterName":  req.ClusterName,
+		"haServerAddr": req.HAServerAddr,
+		"compressed":   "false",
+	}
+	ext.SetInt64("brokerId", req.BrokerID)
+	ext.SetInt32("bodyCrc32", bodyCRC32(payload))
+	ext.SetBool("enableActingMaster", req.EnableActingMaster)
+	if req.HeartbeatTimeout > 0 {
+		ext.SetInt64("heartbeatTimeoutMillis", req.HeartbeatTimeout.Milliseconds())
+	}
+	if req.ZoneName != "" {
+		ext["zoneName"] = req.ZoneName
+	}
+	cmd := remoting.NewRequest(remoting.ReqRegisterBroker, ext)
+	cmd.Body = payload
+	resp, err := client.InvokeSync(ctx, nsAddr, cmd)
+	if err != nil {
+		return RegisterBrokerResult{}, fmt.Errorf("namesrv: register broker at %s: %w", nsAddr, err)
+	}
+	if resp.Code != remoting.RespSuccess {
+		return RegisterBrokerResult{}, fmt.Errorf("namesrv: register broker at %s: %w", nsAddr,
+			&remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
+	}
+	return RegisterBrokerResult{HAServerAddr: resp.ExtFields["haServerAddr"], MasterAddr: resp.ExtFields["masterAddr"]}, nil
+}
+
+// UnregisterBrokerRequest identifies the broker process leaving.
+type UnregisterBrokerRequest struct {
+	ClusterName string
+	BrokerName  string
+	BrokerAddr  string
+	BrokerID    int64
+}
+
+// UnregisterBroker sends UNREGISTER_BROKER (104) to nsAddr.
+func UnregisterBroker(ctx context.Context, client *remoting.Client, nsAddr string, req UnregisterBrokerRequest) error {
+	ext := remoting.ExtFields{"brokerName": req.BrokerName, "brokerAddr": req.BrokerAddr, "clusterName": req.ClusterName}
+	ext.SetInt64("brokerId", req.BrokerID)
+	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqUnregisterBroker, ext))
+	if err != nil {
+		return fmt.Errorf("namesrv: unregister broker at %s: %w", nsAddr, err)
+	}
+	if resp.Code != remoting.RespSuccess {
+		return fmt.Errorf("namesrv: unregister broker at %s: %w", nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
+	}
+	return nil
+}
+
+// GetRouteInfo asks nsAddr for topic's route (GET_ROUTEINFO_BY_TOPIC, 105);
+// ErrTopicNotExist if the name server does not know it.
+func GetRouteInfo(ctx context.Context, client *remoting.Client, nsAddr, topic string) (*TopicRouteData, error) {
+	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic}))
+	if err != nil {
+		return nil, fmt.Errorf("namesrv: route of %q from %s: %w", topic, nsAddr, err)
+	}
+	switch resp.Code {
+	case remoting.RespSuccess:
+		return DecodeTopicRouteData(resp.Body)
+	case remoting.RespTopicNotExist:
+		return nil, fmt.Errorf("%w: %q", ErrTopicNotExist, topic)
+	}
+	return nil, fmt.Errorf("namesrv: route of %q from %s: %w", topic, nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
+}
+
+// GetClusterInfo asks nsAddr for its broker and cluster tables (GET_BROKER_CLUSTER_INFO, 106).
+func GetClusterInfo(ctx context.Context, client *remoting.Client, nsAddr string) (*ClusterInfo, error) {
+	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil))
+	if err != nil {
+		return nil, fmt.Errorf("namesrv: cluster info from %s: %w", nsAddr, err)
+	}
+	if resp.Code != remoting.RespSuccess {
+		return nil, fmt.Errorf("namesrv: cluster info from %s: %w", nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
+	}
+	return DecodeClusterInfo(resp.Body)
+}

@@ -1,0 +1,74 @@
+package remoting
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Command is one request or response: the header fields plus the body.
+//
+// A Command is not safe for concurrent mutation; hand it from goroutine to
+// goroutine. Body may alias the frame buffer it was decoded from.
+type Command struct {
+	Code      int32 // request code, or response code in a response
+	Language  Language
+	Version   int32
+	Opaque    int32 // request id, echoed by the response
+	Flag      int32 // FlagResponse | FlagOneway
+	Remark    string
+	ExtFields ExtFields
+	Body      []byte
+
+	// SerializeType is the header encoding the command arrived in. It is set by
+	// the decoder and informational only: a Conn writes with its own configured type.
+	SerializeType SerializeType
+
+	token *inflightToken // set on requests dispatched by a Conn; released by the reply
+}
+
+var opaqueCounter atomic.Int32
+
+// nextOpaque returns a process-wide fresh request id.
+func nextOpaque() int32 { return opaqueCounter.Add(1) }
+
+// NewRequest returns a request with a fresh opaque, this package's language and
+// DefaultVersion. ext may be nil.
+func NewRequest(code int32, ext ExtFields) *Command {
+	return &Command{Code: code, Language: LanguageGo, Version: DefaultVersion, Opaque: nextOpaque(), ExtFields: ext}
+}
+
+// NewResponse returns a response with the given code and remark. The opaque is
+// filled in when it is written as the reply to a request.
+func NewResponse(code int32, remark string) *Command {
+	return &Command{Code: code, Language: LanguageGo, Version: DefaultVersion, Flag: FlagResponse, Remark: remark}
+}
+
+// IsResponse reports whether the response flag bit is set.
+func (c *Command) IsResponse() bool { return c.Flag&FlagResponse != 0 }
+
+// IsOneway reports whether the oneway flag bit is set.
+func (c *Command) IsOneway() bool { return c.Flag&FlagOneway != 0 }
+
+// MarkResponse sets the response flag bit.
+func (c *Command) MarkResponse() { c.Flag |= FlagResponse }
+
+// MarkOneway sets the oneway flag bit.
+func (c *Command) MarkOneway() { c.Flag |= FlagOneway }
+
+// Ext returns ExtFields, allocating it if nil, for setting fields.
+func (c *Command) Ext() ExtFields {
+	if c.ExtFields == nil {
+		c.ExtFields = make(ExtFields)
+	}
+	return c.ExtFields
+}
+
+// String summarises the command for logs (no body bytes).
+func (c *Command) String() string {
+	if c.IsResponse() {
+		return fmt.Sprintf("response{code=%s opaque=%d flag=%d remark=%q ext=%d body=%dB}",
+			ResponseCodeName(c.Code), c.Opaque, c.Flag, c.Remark, len(c.ExtFields), len(c.Body))
+	}
+	return fmt.Sprintf("request{code=%s opaque=%d flag=%d ext=%d body=%dB}",
+		RequestCodeName(c.Code), c.Opaque, c.Flag, len(c.ExtFields), len(c.Body))
+}

@@ -1,0 +1,61 @@
+// Package remoting implements RocketMQ's remoting protocol: the frame codec
+// (JSON and ROCKETMQ binary headers), a TCP server that dispatches requests to
+// processors on bounded executors, and a client with connection reuse and
+// opaque-matched request/response calls. It imports only the standard library.
+//
+// # Frame
+//
+// Every message on a connection, request or response, is one frame (all
+// integers big endian):
+//
+//	+--------------+-----------------------------------+--------------+------------+
+//	| int32 length | int32 serializeType<<24 | hdrLen  | header bytes | body bytes |
+//	+--------------+-----------------------------------+--------------+------------+
+//	length = 4 + hdrLen + len(body)   (the length field itself is not counted)
+//
+// hdrLen is the low 24 bits of the second word, the serialize type its top
+// byte: 0 = JSON, 1 = ROCKETMQ (binary). A frame whose 4+length exceeds the
+// configured maximum (16 MiB by default, as Netty's LengthFieldBasedFrameDecoder
+// in the Java broker), whose length is below 4, whose hdrLen exceeds length-4,
+// whose serialize type is unknown, or whose header does not decode, is a
+// protocol error: the connection is closed (the opaque of a frame whose header
+// cannot be read is unknown, so no error response is possible).
+//
+// # JSON header
+//
+// An object with the RemotingCommand fields; this package writes them with
+// sorted keys, as fastjson does in the Java broker:
+//
+//	{"code":105,"extFields":{"topic":"T"},"flag":0,"language":"JAVA","opaque":0,
+//	 "serializeTypeCurrentRPC":"JSON","version":453}
+//
+// remark and extFields are omitted when empty. Every extFields value is a JSON
+// string (the Go client rejects a header with a numeric ext value). The
+// decoder accepts what encoding/json would accept for the same struct (field
+// names case-insensitively, null as "leave unchanged", unknown fields skipped),
+// and any JSON value as language.
+//
+// # ROCKETMQ binary header
+//
+//	int16 code | int8 language | int16 version | int32 opaque | int32 flag |
+//	int32 remarkLen, remark | int32 extLen, extLen bytes of
+//	{int16 keyLen, key, int32 valLen, value}...
+//
+// # Flags, opaque, oneway
+//
+// flag bit 0 (FlagResponse) marks a response, bit 1 (FlagOneway) a oneway
+// request. A response echoes the request's opaque. A request with the oneway
+// bit gets no response. The official Go client never sets the oneway bit (its
+// "oneway" requests carry flag 0) and drops replies it does not wait for, so
+// processors should answer every request that lacks the bit.
+//
+// # Concurrency
+//
+// A Conn is safe for concurrent use: frames are written whole under a
+// per-connection mutex, one goroutine reads, and requests are handled
+// concurrently (each on its processor's Executor on a server, on its own
+// goroutine on a client). A Command is owned by one goroutine at a time; the
+// request handed to a processor must not be modified after it was replied to.
+// Server and Client are safe for concurrent use; processors are registered
+// before Start.
+package remoting

@@ -1,0 +1,128 @@
+package remoting
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// ExtFields is a command's custom header: every value is a string, numbers in
+// decimal and booleans as "true"/"false", as the Java header classes write them.
+//
+// The typed getters return a *FieldError for a missing required field
+// (ErrMissingField) or a value that does not parse (ErrMalformedField). The
+// Opt getters return def for a missing field and still reject malformed values.
+type ExtFields map[string]string
+
+// String returns the required field key.
+func (e ExtFields) String(key string) (string, error) {
+	v, ok := e[key]
+	if !ok {
+		return "", &FieldError{Key: key, Err: ErrMissingField}
+	}
+	return v, nil
+}
+
+// Int64 parses the required field key as a decimal int64.
+func (e ExtFields) Int64(key string) (int64, error) {
+	v, ok := e[key]
+	if !ok {
+		return 0, &FieldError{Key: key, Err: ErrMissingField}
+	}
+	return parseInt(key, v, 64)
+}
+
+// Int32 parses the required field key as a decimal int32.
+func (e ExtFields) Int32(key string) (int32, error) {
+	v, ok := e[key]
+	if !ok {
+		return 0, &FieldError{Key: key, Err: ErrMissingField}
+	}
+	n, err := parseInt(key, v, 32)
+	return int32(n), err
+}
+
+// Bool parses the required field key: "true" or "false" in any case (also the
+// strconv.ParseBool spellings 1/0/t/f).
+func (e ExtFields) Bool(key string) (bool, error) {
+	v, ok := e[key]
+	if !ok {
+		return false, &FieldError{Key: key, Err: ErrMissingField}
+	}
+	return parseBool(key, v)
+}
+
+// OptString returns the field key, or def if it is absent.
+func (e ExtFields) OptString(key, def string) string {
+	if v, ok := e[key]; ok {
+		return v
+	}
+	return def
+}
+
+// OptInt64 parses the field key, or returns def if it is absent.
+func (e ExtFields) OptInt64(key string, def int64) (int64, error) {
+	v, ok := e[key]
+	if !ok {
+		return def, nil
+	}
+	return parseInt(key, v, 64)
+}
+
+// OptInt32 parses the field key, or returns def if it is absent.
+func (e ExtFields) OptInt32(key string, def int32) (int32, error) {
+	v, ok := e[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := parseInt(key, v, 32)
+	return int32(n), err
+}
+
+// OptBool parses the field key, or returns def if it is absent.
+func (e ExtFields) OptBool(key string, def bool) (bool, error) {
+	v, ok := e[key]
+	if !ok {
+		return def, nil
+	}
+	return parseBool(key, v)
+}
+
+// SetInt64 stores n in decimal.
+func (e ExtFields) SetInt64(key string, n int64) { e[key] = strconv.FormatInt(n, 10) }
+
+// SetInt32 stores n in decimal.
+func (e ExtFields) SetInt32(key string, n int32) { e[key] = strconv.FormatInt(int64(n), 10) }
+
+// SetBool stores "true" or "false".
+func (e ExtFields) SetBool(key string, b bool) { e[key] = strconv.FormatBool(b) }
+
+func parseInt(key, v string, bits int) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, bits)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) {
+			err = ne.Err // "invalid syntax" / "value out of range"; the value is in FieldError
+		}
+		return 0, &FieldError{Key: key, Value: v, Err: ErrMalformedField, Cause: err}
+	}
+	return n, nil
+}
+
+func parseBool(key, v string) (bool, error) {
+	switch {
+	case strings.EqualFold(v, "true"):
+		return true, nil
+	case strings.EqualFold(v, "false"):
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &FieldError{Key: key, Value: v, Err: ErrMalformedField, Cause: strconv.ErrSyntax}
+	}
+	return b, nil
+}
+
+func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+func btoa(b bool) string    { return strconv.FormatBool(b) }

@@ -1,0 +1,163 @@
+package remoting
+
+// SendMessageHeader is the custom header of SEND_MESSAGE (10), SEND_MESSAGE_V2
+// (310) and SEND_BATCH_MESSAGE (320).
+//
+// On the wire SEND_MESSAGE uses the long names (producerGroup, topic, ...) and
+// V2/batch the one-letter names a..n (SendMessageRequestHeaderV2). The official
+// Go client sends 10 with long names plus "bname", and 320 with short names
+// (i = "" for a batch, m = "true"); the Java client sends 310/320 with short names.
+// ParseSendMessageHeader accepts either spelling for every code.
+type SendMessageHeader struct {
+	ProducerGroup         string // a, required
+	Topic                 string // b, required
+	DefaultTopic          string // c, required (normally "TBW102")
+	DefaultTopicQueueNums int32  // d, required
+	QueueID               int32  // e, required; negative ⇒ broker picks
+	SysFlag               int32  // f, required (bit0 = body zlib-compressed)
+	BornTimestamp         int64  // g, required, ms
+	Flag                  int32  // h, required (user flag)
+	Properties            string // i, "k\x01v\x02..."
+	ReconsumeTimes        int32  // j
+	UnitMode              bool   // k
+	MaxReconsumeTimes     int32  // l; 0 when absent
+	Batch                 bool   // m
+	BrokerName            string // n (long form "bname")
+}
+
+// sendHeaderV2Names pairs each V2 short key with its long name.
+var sendHeaderV2Names = [...]struct{ short, long string }{
+	{"a", "producerGroup"}, {"b", "topic"}, {"c", "defaultTopic"}, {"d", "defaultTopicQueueNums"},
+	{"e", "queueId"}, {"f", "sysFlag"}, {"g", "bornTimestamp"}, {"h", "flag"}, {"i", "properties"},
+	{"j", "reconsumeTimes"}, {"k", "unitMode"}, {"l", "maxReconsumeTimes"}, {"m", "batch"}, {"n", "bname"},
+}
+
+// ExpandSendHeaderV2 returns a copy of ext with the V2 short keys a..n renamed
+// to their long names; other keys are copied unchanged.
+func ExpandSendHeaderV2(ext ExtFields) ExtFields {
+	out := make(ExtFields, len(ext))
+	for k, v := range ext {
+		out[k] = v
+	}
+	for _, n := range sendHeaderV2Names {
+		if v, ok := ext[n.short]; ok {
+			delete(out, n.short)
+			out[n.long] = v
+		}
+	}
+	return out
+}
+
+// CompactSendHeaderV2 is the inverse of ExpandSendHeaderV2.
+func CompactSendHeaderV2(ext ExtFields) ExtFields {
+	out := make(ExtFields, len(ext))
+	for k, v := range ext {
+		out[k] = v
+	}
+	for _, n := range sendHeaderV2Names {
+		if v, ok := ext[n.long]; ok {
+			delete(out, n.long)
+			out[n.short] = v
+		}
+	}
+	return out
+}
+
+// sendHeaderLookup finds a field under its long or short name.
+type sendHeaderLookup struct {
+	ext ExtFields
+	err error
+}
+
+func (l *sendHeaderLookup) raw(i int) (key, val string, ok bool) {
+	n := sendHeaderV2Names[i]
+	if v, ok := l.ext[n.long]; ok {
+		return n.long, v, true
+	}
+	if v, ok := l.ext[n.short]; ok {
+		return n.short, v, true
+	}
+	if n.long == "bname" { // some senders spell n out as brokerName
+		if v, ok := l.ext["brokerName"]; ok {
+			return "brokerName", v, true
+		}
+	}
+	return n.long, "", false
+}
+
+func (l *sendHeaderLookup) str(i int, required bool) string {
+	k, v, ok := l.raw(i)
+	if !ok && required && l.err == nil {
+		l.err = &FieldError{Key: k, Err: ErrMissingField}
+	}
+	return v
+}
+
+func (l *sendHeaderLookup) int(i int, bits int, required bool) int64 {
+	k, v, ok := l.raw(i)
+	if !ok {
+		if required && l.err == nil {
+			l.err = &FieldError{Key: k, Err: ErrMissingField}
+		}
+		return 0
+	}
+	n, err := parseInt(k, v, bits)
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+	return n
+}
+
+func (l *sendHeaderLookup) bool(i int) bool {
+	k, v, ok := l.raw(i)
+	if !ok {
+		return false
+	}
+	b, err := parseBool(k, v)
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+	return b
+}
+
+// ParseSendMessageHeader decodes a send header written with long or short keys.
+// The first missing required field or malformed value is returned as a *FieldError.
+func ParseSendMessageHeader(ext ExtFields) (SendMessageHeader, error) {
+	l := sendHeaderLookup{ext: ext}
+	h := SendMessageHeader{
+		ProducerGroup:         l.str(0, true),
+		Topic:                 l.str(1, true),
+		DefaultTopic:          l.str(2, true),
+		DefaultTopicQueueNums: int32(l.int(3, 32, true)),
+		QueueID:               int32(l.int(4, 32, true)),
+		SysFlag:               int32(l.int(5, 32, true)),
+		BornTimestamp:         l.int(6, 64, true),
+		Flag:                  int32(l.int(7, 32, true)),
+		Properties:            l.str(8, false),
+		ReconsumeTimes:        int32(l.int(9, 32, false)),
+		UnitMode:              l.bool(10),
+		MaxReconsumeTimes:     int32(l.int(11, 32, false)),
+		Batch:                 l.bool(12),
+		BrokerName:            l.str(13, false),
+	}
+	return h, l.err
+}
+
+// ExtFields encodes the header with the V2 short keys (short) or the long names
+// that SEND_MESSAGE (10) uses. Every field is written, as the Go client does.
+func (h SendMessageHeader) ExtFields(short bool) ExtFields {
+	e := make(ExtFields, len(sendHeaderV2Names))
+	vals := [...]string{
+		h.ProducerGroup, h.Topic, h.DefaultTopic, itoa32(h.DefaultTopicQueueNums), itoa32(h.QueueID),
+		itoa32(h.SysFlag), itoa64(h.BornTimestamp), itoa32(h.Flag), h.Properties, itoa32(h.ReconsumeTimes),
+		btoa(h.UnitMode), itoa32(h.MaxReconsumeTimes), btoa(h.Batch), h.BrokerName,
+	}
+	for i, n := range sendHeaderV2Names {
+		if short {
+			e[n.short] = vals[i]
+		} else {
+			e[n.long] = vals[i]
+		}
+	}
+	return e
+}
