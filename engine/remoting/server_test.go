@@ -677,8 +677,9 @@ func TestClientDialCoalescingAndOneway(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, ExtFields{"k": "v"})); r.ExtFields["k"] != "v" {
-				t.Errorf("echo %+v", r)
+			r, err := cl.InvokeSync(context.Background(), ts.Addr(), NewRequest(codeEcho, ExtFields{"k": "v"}))
+			if err != nil || r.ExtFields["k"] != "v" {
+				t.Errorf("echo %+v %v", r, err)
 			}
 		}()
 	}

@@ -1,0 +1,49 @@
+// Command brokerlab is the face of brokerlab: it runs experiments and plots
+// them (run, plot, ceiling) and runs the broker and the name server as
+// processes (broker, namesrv).
+//
+//	brokerlab run experiments/quick.yaml [--out DIR] [--duration D] [--quick]
+//	brokerlab plot RUN_DIR
+//	brokerlab ceiling [--out DIR]
+//	brokerlab namesrv --listen 127.0.0.1:9876
+//	brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store DIR \
+//	    --write-path mmap|pwrite|pool|direct --flush sync|async|group --segment-size 1GiB
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// subcommands are registered by each command's file in init, so the files
+// stay independent of each other.
+var subcommands []func() *cobra.Command
+
+func register(f func() *cobra.Command) { subcommands = append(subcommands, f) }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "brokerlab",
+		Short:         "How should a commit-log message broker write, flush and cache its data?",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, f := range subcommands {
+		root.AddCommand(f())
+	}
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "brokerlab:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,495 @@
+// Package experiments runs brokerlab experiments: an experiment YAML file
+// (engine config × workload × a matrix of swept parameters, warm-up,
+// duration, repetitions) becomes a run directory under results/ with Go
+// benchmark lines, result.json, .hlog/.hgrm histograms, manifest.json and
+// the figures drawn from them.
+//
+// The same Run is used by `brokerlab run` and by tests; the package owns no
+// mutable globals.
+package experiments
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrConfig marks every experiment-file error.
+var ErrConfig = errors.New("experiments: bad experiment")
+
+// Size is a byte count written with an optional KiB/MiB/GiB suffix.
+type Size int64
+
+// ParseSize parses "4096", "64KiB", "8MiB", "1GiB" (also KB/MB/GB as
+// powers of 1024, and K/M/G).
+func ParseSize(s string) (Size, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%w: size %q (want e.g. 4096, 64KiB, 8MiB, 1GiB)", ErrConfig, s)
+	}
+	return Size(v * mult), nil
+}
+
+func (s Size) String() string {
+	switch {
+	case s != 0 && s%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", s>>30)
+	case s != 0 && s%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", s>>20)
+	case s != 0 && s%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", s>>10)
+	}
+	return strconv.FormatInt(int64(s), 10)
+}
+
+// UnmarshalYAML accepts an integer or a suffixed string.
+func (s *Size) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*s = v
+	return nil
+}
+
+// MarshalYAML writes the suffixed form.
+func (s Size) MarshalYAML() (any, error) { return s.String(), nil }
+
+// MarshalText lets JSON manifests show the readable form.
+func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Duration is a time.Duration written as "5s", "500ms".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%w: line %d: duration %q (want e.g. 500ms, 10s, 2m)", ErrConfig, n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the Go form.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// D converts to time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Experiment is one experiment file.
+type Experiment struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description"`
+	// Seed makes every generator reproducible.
+	Seed int64 `yaml:"seed" json:"seed"`
+	// Warmup runs before measurement starts; Duration is measured.
+	Warmup   Duration `yaml:"warmup" json:"warmup"`
+	Duration Duration `yaml:"duration" json:"duration"`
+	// Repetitions of every cell (>= 3 for reference runs).
+	Repetitions int `yaml:"repetitions" json:"repetitions"`
+	// Interval of histogram logs, probes and progress samples.
+	Interval Duration `yaml:"interval" json:"interval"`
+	Engine   Engine   `yaml:"engine" json:"engine"`
+	Workload Workload `yaml:"workload" json:"workload"`
+	// Matrix axes are swept as a cross product, first axis outermost.
+	Matrix []Axis `yaml:"matrix" json:"matrix"`
+	// Stall, if set, injects a stall into the engine's flushes.
+	Stall *Stall `yaml:"stall,omitempty" json:"stall,omitempty"`
+	// Peers run beside the brokerlab cells (fio, nats).
+	Peers []string `yaml:"peers,omitempty" json:"peers,omitempty"`
+	// Quick overrides apply with --quick (CI-sized runs).
+	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
+}
+
+// Engine is the system under test.
+type Engine struct {
+	Path        string `yaml:"path" json:"path"`   // mmap|pwrite|pool|direct
+	Flush       string `yaml:"flush" json:"flush"` // sync|async|group
+	SegmentSize Size   `yaml:"segment_size" json:"segment_size"`
+	// Prealloc creates the next segment in the background.
+	Prealloc *bool `yaml:"prealloc,omitempty" json:"prealloc,omitempty"`
+	// Warm touches every page of a new segment; Mlock locks it.
+	Warm  bool `yaml:"warm" json:"warm"`
+	Mlock bool `yaml:"mlock" json:"mlock"`
+	// Advice is the page-cache hint for segments (random, sequential, willneed).
+	Advice string `yaml:"advice" json:"advice"`
+	// CacheSize is the direct path's block cache.
+	CacheSize Size `yaml:"cache_size" json:"cache_size"`
+	// Budget runs the engine under a memory cgroup of this size (page-cache
+	// budget); 0 = none.
+	Budget Size `yaml:"budget" json:"budget"`
+	// DontNeed drops the store's own files from the page cache every
+	// interval (fadvise DONTNEED; never the machine's caches).
+	DontNeed bool `yaml:"dontneed" json:"dontneed"`
+	// Async flush knobs (RocketMQ defaults when zero).
+	FlushInterval Duration `yaml:"flush_interval" json:"flush_interval"`
+	// Transport: inproc (default) or loopback (broker over remoting).
+	Transport string `yaml:"transport" json:"transport"`
+}
+
+// Workload drives the engine.
+type Workload struct {
+	Mode      string  `yaml:"mode" json:"mode"` // closed|open
+	Producers int     `yaml:"producers" json:"producers"`
+	Rate      float64 `yaml:"rate" json:"rate"`         // open loop: msg/s
+	Schedule  string  `yaml:"schedule" json:"schedule"` // uniform|poisson
+	Size      string  `yaml:"size" json:"size"`         // randvar spec: fixed:1024, uniform:128-4096, ...
+	Topics    int     `yaml:"topics" json:"topics"`
+	Queues    int     `yaml:"queues" json:"queues"`
+	// QueueChoice picks a queue per message: roundrobin|uniform|zipf.
+	QueueChoice string `yaml:"queue_choice" json:"queue_choice"`
+	// Batch sends this many messages per request (1 = single sends).
+	Batch int `yaml:"batch" json:"batch"`
+	// Consumers.
+	Tailing  int  `yaml:"tailing" json:"tailing"`
+	Lagging  int  `yaml:"lagging" json:"lagging"`
+	LagBytes Size `yaml:"lag_bytes" json:"lag_bytes"`
+	// Prefill writes this much before the measured phase (for cold reads).
+	Prefill Size `yaml:"prefill" json:"prefill"`
+}
+
+// Axis is one swept parameter.
+type Axis struct {
+	Param  string   `yaml:"param" json:"param"`
+	Values []string `yaml:"values" json:"values"`
+}
+
+// Stall injects a flush stall at At for Length.
+type Stall struct {
+	At     Duration `yaml:"at" json:"at"`
+	Length Duration `yaml:"length" json:"length"`
+}
+
+// Quick holds --quick overrides.
+type Quick struct {
+	Warmup      *Duration `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	Duration    *Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Repetitions *int      `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
+	Matrix      []Axis    `yaml:"matrix,omitempty" json:"matrix,omitempty"`
+}
+
+// Load reads and validates an experiment file. Unknown keys are errors.
+func Load(path string) (*Experiment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	e, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return e, nil
+}
+
+// Parse decodes and validates YAML, filling defaults.
+func Parse(b []byte) (*Experiment, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var e Experiment
+	if err := dec.Decode(&e); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: empty file", ErrConfig)
+		}
+		if errors.Is(err, ErrConfig) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	e.fillDefaults()
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// ApplyQuick applies the --quick overrides.
+func (e *Experiment) ApplyQuick() {
+	q := e.Quick
+	if q == nil {
+		return
+	}
+	if q.Warmup != nil {
+		e.Warmup = *q.Warmup
+	}
+	if q.Duration != nil {
+		e.Duration = *q.Duration
+	}
+	if q.Repetitions != nil {
+		e.Repetitions = *q.Repetitions
+	}
+	if q.Matrix != nil {
+		e.Matrix = q.Matrix
+	}
+}
+
+func (e *Experiment) fillDefaults() {
+	if e.Seed == 0 {
+		e.Seed = 1
+	}
+	if e.Duration == 0 {
+		e.Duration = Duration(5 * time.Second)
+	}
+	if e.Repetitions == 0 {
+		e.Repetitions = 1
+	}
+	if e.Interval == 0 {
+		e.Interval = Duration(time.Second)
+	}
+	en := &e.Engine
+	if en.Path == "" {
+		en.Path = "mmap"
+	}
+	if en.Flush == "" {
+		en.Flush = "async"
+	}
+	if en.SegmentSize == 0 {
+		en.SegmentSize = 64 << 20
+	}
+	if en.CacheSize == 0 {
+		en.CacheSize = 64 << 20
+	}
+	if en.Transport == "" {
+		en.Transport = "inproc"
+	}
+	w := &e.Workload
+	if w.Mode == "" {
+		w.Mode = "closed"
+	}
+	if w.Producers == 0 {
+		w.Producers = 1
+	}
+	if w.Schedule == "" {
+		w.Schedule = "uniform"
+	}
+	if w.Size == "" {
+		w.Size = "fixed:1024"
+	}
+	if w.Topics == 0 {
+		w.Topics = 1
+	}
+	if w.Queues == 0 {
+		w.Queues = 4
+	}
+	if w.QueueChoice == "" {
+		w.QueueChoice = "roundrobin"
+	}
+	if w.Batch == 0 {
+		w.Batch = 1
+	}
+}
+
+// Validate checks every value, naming the key at fault.
+func (e *Experiment) Validate() error {
+	bad := func(key string, v any, want string) error {
+		return fmt.Errorf("%w: %s = %v: want %s", ErrConfig, key, v, want)
+	}
+	if e.Name == "" {
+		return fmt.Errorf("%w: name is required", ErrConfig)
+	}
+	if e.Repetitions < 1 {
+		return bad("repetitions", e.Repetitions, ">= 1")
+	}
+	if e.Duration <= 0 {
+		return bad("duration", e.Duration, "> 0")
+	}
+	if err := validateEngine(e.Engine); err != nil {
+		return err
+	}
+	w := e.Workload
+	switch w.Mode {
+	case "closed", "open":
+	default:
+		return bad("workload.mode", w.Mode, "closed or open")
+	}
+	if w.Mode == "open" && w.Rate <= 0 {
+		return bad("workload.rate", w.Rate, "> 0 msg/s for an open loop")
+	}
+	switch w.Schedule {
+	case "uniform", "poisson":
+	default:
+		return bad("workload.schedule", w.Schedule, "uniform or poisson")
+	}
+	switch w.QueueChoice {
+	case "roundrobin", "uniform", "zipf":
+	default:
+		return bad("workload.queue_choice", w.QueueChoice, "roundrobin, uniform or zipf")
+	}
+	if w.Producers < 1 || w.Producers > 4096 {
+		return bad("workload.producers", w.Producers, "1..4096")
+	}
+	if w.Topics < 1 || w.Queues < 1 || w.Batch < 1 {
+		return bad("workload.topics/queues/batch", fmt.Sprint(w.Topics, "/", w.Queues, "/", w.Batch), ">= 1")
+	}
+	if err := validSizeSpec(w.Size); err != nil {
+		return fmt.Errorf("%w: workload.size = %q: %v", ErrConfig, w.Size, err)
+	}
+	seen := map[string]bool{}
+	for i, ax := range e.Matrix {
+		if seen[ax.Param] {
+			return bad(fmt.Sprintf("matrix[%d].param", i), ax.Param, "each parameter once")
+		}
+		seen[ax.Param] = true
+		if len(ax.Values) == 0 {
+			return bad(fmt.Sprintf("matrix[%d].values", i), "[]", "at least one value")
+		}
+		for _, v := range ax.Values {
+			c := *e
+			if err := c.set(ax.Param, v); err != nil {
+				return fmt.Errorf("matrix[%d]: %w", i, err)
+			}
+			if err := validateEngine(c.Engine); err != nil {
+				return fmt.Errorf("matrix[%d]: %w", i, err)
+			}
+		}
+	}
+	if e.Stall != nil && e.Stall.Length <= 0 {
+		return bad("stall.length", e.Stall.Length, "> 0")
+	}
+	for _, p := range e.Peers {
+		if p != "fio" && p != "nats" {
+			return bad("peers", p, "fio or nats")
+		}
+	}
+	return nil
+}
+
+func validateEngine(en Engine) error {
+	bad := func(key string, v any, want string) error {
+		return fmt.Errorf("%w: engine.%s = %v: want %s", ErrConfig, key, v, want)
+	}
+	switch en.Path {
+	case "mmap", "pwrite", "pool", "direct":
+	default:
+		return bad("path", en.Path, "mmap, pwrite, pool or direct")
+	}
+	switch en.Flush {
+	case "sync", "async", "group":
+	default:
+		return bad("flush", en.Flush, "sync, async or group")
+	}
+	if en.SegmentSize < 64<<10 || en.SegmentSize%4096 != 0 {
+		return bad("segment_size", en.SegmentSize, ">= 64KiB and a multiple of 4KiB")
+	}
+	switch en.Advice {
+	case "", "normal", "random", "sequential", "willneed":
+	default:
+		return bad("advice", en.Advice, "normal, random, sequential or willneed")
+	}
+	switch en.Transport {
+	case "inproc", "loopback":
+	default:
+		return bad("transport", en.Transport, "inproc or loopback")
+	}
+	return nil
+}
+
+// set applies one matrix value to the experiment copy e.
+func (e *Experiment) set(param, v string) error {
+	bad := func(want string) error {
+		return fmt.Errorf("%w: matrix value %s=%q: want %s", ErrConfig, param, v, want)
+	}
+	parseBool := func() (bool, error) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, bad("true or false")
+		}
+		return b, nil
+	}
+	switch param {
+	case "path":
+		e.Engine.Path = v
+	case "flush":
+		e.Engine.Flush = v
+	case "seg", "segment_size":
+		s, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		e.Engine.SegmentSize = s
+	case "warm":
+		b, err := parseBool()
+		if err != nil {
+			return err
+		}
+		e.Engine.Warm = b
+	case "prealloc":
+		b, err := parseBool()
+		if err != nil {
+			return err
+		}
+		e.Engine.Prealloc = &b
+	case "dontneed":
+		b, err := parseBool()
+		if err != nil {
+			return err
+		}
+		e.Engine.DontNeed = b
+	case "advice":
+		e.Engine.Advice = v
+	case "budget":
+		s, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		e.Engine.Budget = s
+	case "transport":
+		e.Engine.Transport = v
+	case "conc", "producers":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return bad("a producer count >= 1")
+		}
+		e.Workload.Producers = n
+	case "rate":
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			return bad("a rate > 0 msg/s")
+		}
+		e.Workload.Rate = r
+		e.Workload.Mode = "open"
+	case "size":
+		if _, err := strconv.Atoi(v); err == nil {
+			v = "fixed:" + v
+		}
+		if err := validSizeSpec(v); err != nil {
+			return bad("a message size or size spec")
+		}
+		e.Workload.Size = v
+	case "batch":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return bad("a batch size >= 1")
+		}
+		e.Workload.Batch = n
+	default:
+		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, budget, transport, conc, rate, size, batch)", ErrConfig, param)
+	}
+	return nil
+}
+
+// validSizeSpec is replaced by the workloads' own parser when wired.
+var validSizeSpec = func(spec string) error {
+	if spec == "" {
+		return errors.New("empty")
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+package result
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Units written to bench.txt. Percentiles are not per-op, so they carry no
+// "/op" (Go runtime convention); benchstat shows them as p50-sec etc.
+const (
+	UnitNsPerOp = "ns/op"
+	UnitMBps    = "MB/s"
+	UnitOpsPerS = "ops/s"
+	UnitP50     = "p50-ns"
+	UnitP99     = "p99-ns"
+	UnitP999    = "p999-ns"
+)
+
+// DefaultOp is the benchmark base name used when Cell.Op is empty.
+const DefaultOp = "Produce"
+
+// writeConfig writes a benchfmt file-configuration line. Keys are fixed
+// here and follow benchfmt's rule: lower-case first letter, no spaces or
+// upper case.
+func writeConfig(w io.Writer, key, value string) error {
+	value = strings.Join(strings.Fields(value), " ") // one line, no stray tabs
+	_, err := fmt.Fprintf(w, "%s: %s\n", key, value)
+	return err
+}
+
+// WriteBench writes Go benchmark format: file-configuration lines from the
+// manifest, unit metadata, then one line per cell that did not fail:
+//
+//	BenchmarkProduce/path=mmap/flush=group/size=1024/conc=64 <ops> <ns/op> ns/op <MB/s> MB/s <ops/s> ops/s <p50> p50-ns <p99> p99-ns <p999> p999-ns
+//
+// The iteration count is Ops (1 when unknown, and ns/op is then omitted).
+// Percentiles come from the cell's primary metric. "system: <s>" and
+// "metric: <m>" configuration lines are repeated whenever they change, so
+// benchstat can pivot on them (-col system). Cells with Error set are left
+// out; cells with no value at all are left out.
+func WriteBench(w io.Writer, m Manifest, cells []Cell) error {
+	bw := bufio.NewWriter(w)
+	header := [][2]string{
+		{"experiment", m.Experiment},
+		{"goos", m.Host.OS},
+		{"goarch", m.Host.Arch},
+		{"cpu", m.Host.CPUModel},
+		{"ncpu", strconv.Itoa(m.Host.CPUCount)},
+		{"mem-total-bytes", strconv.FormatInt(m.Host.MemTotalBytes, 10)},
+		{"kernel", m.Host.Kernel},
+		{"hostname", m.Host.Hostname},
+		{"commit", m.Git.SHA},
+		{"dirty", strconv.FormatBool(m.Git.Dirty)},
+		{"fs", m.Store.FSType},
+		{"mount-options", m.Store.MountOptions},
+		{"device", m.Store.Device},
+		{"vm-dirty-ratio", m.VM.DirtyRatio},
+		{"vm-dirty-background-ratio", m.VM.DirtyBackgroundRatio},
+		{"vm-dirty-expire-centisecs", m.VM.DirtyExpireCentisecs},
+		{"vm-dirty-writeback-centisecs", m.VM.DirtyWritebackCentisecs},
+		{"go", m.Go.Version},
+		{"gomaxprocs", strconv.Itoa(m.Go.GOMAXPROCS)},
+		{"seed", strconv.FormatInt(m.Seed, 10)},
+	}
+	for _, kv := range header {
+		v := kv[1]
+		if v == "" {
+			v = Unknown
+		}
+		if err := writeConfig(bw, kv[0], v); err != nil {
+			return fmt.Errorf("result: write bench: %w", err)
+		}
+	}
+	for _, u := range []string{UnitP50, UnitP99, UnitP999} {
+		fmt.Fprintf(bw, "Unit %s better=lower\n", u)
+	}
+	fmt.Fprintf(bw, "Unit %s better=higher\n", UnitOpsPerS)
+
+	system, metric := "", ""
+	for i := range cells {
+		c := &cells[i]
+		if c.Error != "" {
+			continue
+		}
+		if _, err := ParseName(c.Name); err != nil {
+			return fmt.Errorf("result: write bench: cells[%d]: %w", i, err)
+		}
+		op := c.Op
+		if op == "" {
+			op = DefaultOp
+		}
+		if !validOp(op) {
+			return fmt.Errorf("%w: cells[%d]: op %q must be letters, digits or _", ErrInvalid, i, op)
+		}
+		line, ok := benchValues(c)
+		if !ok {
+			continue
+		}
+		if s := c.SystemOrDefault(); s != system {
+			system = s
+			if err := writeConfig(bw, "system", s); err != nil {
+				return fmt.Errorf("result: write bench: %w", err)
+			}
+		}
+		if pm := c.PrimaryMetric(); pm != "" && pm != metric {
+			metric = pm
+			if err := writeConfig(bw, "metric", pm); err != nil {
+				return fmt.Errorf("result: write bench: %w", err)
+			}
+		}
+		if _, err := fmt.Fprintf(bw, "Benchmark%s/%s %s\n", op, c.Name, line); err != nil {
+			return fmt.Errorf("result: write bench: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("result: write bench: %w", err)
+	}
+	return nil
+}
+
+func validOp(op string) bool {
+	for _, r := range op {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return op != ""
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// benchValues formats "<iters> v unit …" for a cell, ok=false when it has
+// no finite value to report.
+func benchValues(c *Cell) (string, bool) {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	var b strings.Builder
+	iters := c.Ops
+	if iters <= 0 {
+		iters = 1
+	}
+	b.WriteString(strconv.FormatInt(iters, 10))
+	n := 0
+	add := func(v float64, unit string) {
+		if !finite(v) {
+			return
+		}
+		b.WriteString(" " + fmtFloat(v) + " " + unit)
+		n++
+	}
+	if c.Ops > 0 && c.Duration > 0 {
+		add(float64(c.Duration.Nanoseconds())/float64(c.Ops), UnitNsPerOp)
+	}
+	if c.MBPerSec > 0 {
+		add(c.MBPerSec, UnitMBps)
+	}
+	if c.MsgPerSec > 0 {
+		add(c.MsgPerSec, UnitOpsPerS)
+	}
+	if q, ok := c.Quantiles[c.PrimaryMetric()]; ok && q.Count > 0 {
+		add(q.P50, UnitP50)
+		add(q.P99, UnitP99)
+		add(q.P999, UnitP999)
+	}
+	return b.String(), n > 0
+}
+
+// ReadBench parses Go benchmark format (bench.txt, or go test -bench output
+// with key=value sub-benchmark names) into cells. It follows the benchfmt
+// rules (golang.org/x/perf design 14313): "key: value" lines whose key starts
+// lower-case and holds no space or upper case set configuration for the
+// results after them; "Benchmark<Base>[/k=v…][-N] <iters> (<value> <unit>)+"
+// lines are results; everything else ("Unit" metadata, PASS, ok …) is
+// ignored. The returned map is the configuration in force at the first
+// result. Units other than the ones WriteBench emits go into Cell.Extra
+// under their unit name. Results whose names are not key=value lists are
+// skipped; a malformed Benchmark line is an error naming the line.
+func ReadBench(r io.Reader, fileName string) ([]Cell, map[string]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	config := map[string]string{}
+	var first map[string]string
+	var cells []Cell
+	reps := map[string]int{}
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if k, v, ok := parseConfigLine(text); ok {
+			config[k] = v
+			continue
+		}
+		if !strings.HasPrefix(text, "Benchmark") {
+			continue
+		}
+		c, ok, err := parseBenchLine(text, config)
+		if err != nil {
+			return nil, nil, fmt.Errorf("result: read bench %s:%d: %w", fileName, line, err)
+		}
+		if !ok {
+			continue
+		}
+		if first == nil {
+			first = maps.Clone(config)
+		}
+		key := c.System + "\x00" + c.Name
+		c.Rep = reps[key]
+		reps[key]++
+		cells = append(cells, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("result: read bench %s: %w", fileName, err)
+	}
+	if first == nil {
+		first = config
+	}
+	return cells, first, nil
+}
+
+// parseConfigLine recognises "key: value" (benchfmt's file configuration).
+func parseConfigLine(line string) (key, value string, ok bool) {
+	i := strings.IndexByte(line, ':')
+	if i <= 0 {
+		return "", "", false
+	}
+	key = line[:i]
+	for j, r := range key {
+		if j == 0 && !unicode.IsLower(r) || unicode.IsSpace(r) || unicode.IsUpper(r) {
+			return "", "", false
+		}
+	}
+	rest := line[i+1:]
+	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return "", "", false
+	}
+	return key, strings.TrimSpace(rest), true
+}
+
+// parseBenchLine parses one result line; ok=false for a line that is only a
+// name ("go test -v" prints those) or whose name is not key=value parts.
+func parseBenchLine(line string, config map[string]string) (Cell, bool, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return Cell{}, false, nil
+	}
+	full := strings.TrimPrefix(f[0], "Benchmark")
+	base, name, _ := strings.Cut(full, "/")
+	if name == "" {
+		return Cell{}, false, nil
+	}
+	if endsInGomaxprocs(name) {
+		name = name[:strings.LastIndexByte(name, '-')]
+	}
+	params, err := ParamMap(name)
+	if err != nil {
+		return Cell{}, false, nil
+	}
+	iters, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return Cell{}, false, fmt.Errorf("iteration count %q: %w", f[1], err)
+	}
+	if len(f) < 4 || len(f)%2 != 0 {
+		return Cell{}, false, errors.New("measurements must be value-unit pairs")
+	}
+	c := Cell{Name: name, Params: params, Op: base, System: config["system"], Ops: iters}
+	if c.System == "" {
+		c.System = SystemBrokerlab
+	}
+	var q Quantiles
+	haveQ := false
+	for i := 2; i+1 < len(f); i += 2 {
+		val, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return Cell{}, false, fmt.Errorf("measurement %q: %w", f[i], err)
+		}
+		switch unit := f[i+1]; unit {
+		case UnitNsPerOp:
+			c.Duration = durationNs(val * float64(iters))
+		case UnitMBps:
+			c.MBPerSec = val
+		case UnitOpsPerS:
+			c.MsgPerSec = val
+		case UnitP50:
+			q.P50, haveQ = val, true
+		case UnitP99:
+			q.P99, haveQ = val, true
+		case UnitP999:
+			q.P999, haveQ = val, true
+		default:
+			if c.Extra == nil {
+				c.Extra = map[string]float64{}
+			}
+			c.Extra[unit] = val
+		}
+	}
+	if haveQ {
+		metric := config["metric"]
+		if metric == "" {
+			metric = "latency"
+		}
+		c.Primary = metric
+		c.Quantiles = map[string]Quantiles{metric: q}
+	}
+	if c.Duration > 0 && c.MBPerSec > 0 {
+		c.Bytes = int64(math.Round(c.MBPerSec * 1e6 * c.Duration.Seconds()))
+	}
+	return c, true, nil
+}

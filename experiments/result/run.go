@@ -1,0 +1,224 @@
+package result
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// File names inside a run directory.
+const (
+	ManifestFile = "manifest.json"
+	ResultFile   = "result.json"
+	BenchFile    = "bench.txt"
+	FiguresDir   = "figures"
+)
+
+// RunStamp names a run: "<UTC yyyymmddThhmmssZ>-<first 8 hex of sha256(config)>".
+// Stamps sort by time.
+func RunStamp(t time.Time, config []byte) string {
+	sum := sha256.Sum256(config)
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// CreateRunDir creates root/<experiment>/<stamp>/ (and its figures
+// directory) and returns its path.
+func CreateRunDir(root, experiment, stamp string) (string, error) {
+	for _, s := range []string{experiment, stamp} {
+		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, `/\`) {
+			return "", fmt.Errorf("%w: %q", ErrBadExperiment, s)
+		}
+	}
+	dir := filepath.Join(root, experiment, stamp)
+	if err := os.MkdirAll(filepath.Join(dir, FiguresDir), 0o755); err != nil {
+		return "", fmt.Errorf("result: create run dir: %w", err)
+	}
+	return dir, nil
+}
+
+func marshalIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteManifest writes dir/manifest.json atomically.
+func WriteManifest(dir string, m Manifest) error {
+	if m.Schema == 0 {
+		m.Schema = SchemaVersion
+	}
+	if len(m.Config) == 0 {
+		m.Config = json.RawMessage("null")
+	}
+	b, err := marshalIndent(m)
+	if err != nil {
+		return fmt.Errorf("result: encode manifest: %w", err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, ManifestFile), b, 0o644)
+}
+
+// WriteResult normalizes and validates r, then writes dir/result.json
+// atomically.
+func WriteResult(dir string, r Result) error {
+	r.Cells = slices.Clone(r.Cells)
+	r.Normalize()
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	b, err := marshalIndent(r)
+	if err != nil {
+		return fmt.Errorf("result: encode result: %w", err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, ResultFile), b, 0o644)
+}
+
+// WriteBenchFile writes dir/bench.txt atomically (see WriteBench).
+func WriteBenchFile(dir string, m Manifest, cells []Cell) error {
+	var buf bytes.Buffer
+	if err := WriteBench(&buf, m, cells); err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, BenchFile), buf.Bytes(), 0o644)
+}
+
+// ReadManifest reads a manifest.json file.
+func ReadManifest(path string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, fmt.Errorf("result: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("result: decode %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// ReadResult reads and normalizes a result.json file. It does not Validate:
+// a partial result is still readable.
+func ReadResult(path string) (Result, error) {
+	var r Result
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, fmt.Errorf("result: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("result: decode %s: %w", path, err)
+	}
+	r.Normalize()
+	return r, nil
+}
+
+// Run is a loaded run directory.
+type Run struct {
+	Dir      string
+	Manifest *Manifest // nil when manifest.json is missing
+	Result   Result
+	// FromBench is set when result.json was missing and the cells were
+	// read from bench.txt (they then carry no series, spectra, etc.).
+	FromBench bool
+}
+
+// LoadRun reads a run directory: manifest.json when present, and
+// result.json, or bench.txt when result.json is missing. It returns an
+// error wrapping ErrNoResult when neither exists.
+func LoadRun(dir string) (*Run, error) {
+	run := &Run{Dir: dir}
+	if m, err := ReadManifest(filepath.Join(dir, ManifestFile)); err == nil {
+		run.Manifest = &m
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r, err := ReadResult(filepath.Join(dir, ResultFile))
+	switch {
+	case err == nil:
+		run.Result = r
+	case errors.Is(err, fs.ErrNotExist):
+		f, err := os.Open(filepath.Join(dir, BenchFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNoResult, dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("result: %w", err)
+		}
+		defer f.Close()
+		cells, cfg, err := ReadBench(f, filepath.Join(dir, BenchFile))
+		if err != nil {
+			return nil, err
+		}
+		run.Result = Result{Schema: SchemaVersion, Experiment: cfg["experiment"], Cells: cells}
+		run.Result.Normalize()
+		run.FromBench = true
+	default:
+		return nil, err
+	}
+	if run.Result.Experiment == "" && run.Manifest != nil {
+		run.Result.Experiment = run.Manifest.Experiment
+	}
+	return run, nil
+}
+
+// RunRef locates one run under a results root.
+type RunRef struct {
+	Experiment string
+	Stamp      string
+	Dir        string
+}
+
+// ListRuns lists root/<experiment>/<stamp>/ directories that hold a
+// manifest.json, result.json or bench.txt, sorted by experiment then stamp
+// (so, for RunStamp names, by time). A missing root yields no runs.
+func ListRuns(root string) ([]RunRef, error) {
+	exps, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("result: list runs: %w", err)
+	}
+	var out []RunRef
+	for _, e := range exps {
+		if !e.IsDir() {
+			continue
+		}
+		stamps, err := os.ReadDir(filepath.Join(root, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("result: list runs: %w", err)
+		}
+		for _, s := range stamps {
+			dir := filepath.Join(root, e.Name(), s.Name())
+			if s.IsDir() && isRunDir(dir) {
+				out = append(out, RunRef{Experiment: e.Name(), Stamp: s.Name(), Dir: dir})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b RunRef) int {
+		if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Stamp, b.Stamp)
+	})
+	return out, nil
+}
+
+func isRunDir(dir string) bool {
+	for _, f := range []string{ManifestFile, ResultFile, BenchFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,191 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/brokerlab/brokerlab/experiments/result"
+)
+
+// RenderRun draws every figure that applies to a run directory (see
+// RunFigures) into <runDir>/figures/<name>.png and .svg and returns the
+// written paths, in a fixed order. A figure that fails to build or draw is
+// reported in the joined error while the others are still written. A run
+// for which no figure applies is an error wrapping ErrNoData.
+func RenderRun(runDir string) ([]string, error) {
+	figs, buildErr := RunFigures(runDir)
+	if len(figs) == 0 {
+		return nil, buildErr
+	}
+	figDir := filepath.Join(runDir, result.FiguresDir)
+	if err := os.MkdirAll(figDir, 0o755); err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	var paths []string
+	errs := []error{buildErr}
+	for _, fig := range figs {
+		written, err := fig.Save(figDir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plots: %s: %w", fig.Name, err))
+			continue
+		}
+		paths = append(paths, written...)
+	}
+	return paths, errors.Join(errs...)
+}
+
+// RunFigures builds, without drawing, every figure that applies to a run
+// directory. It reads only the run directory: result.json (or bench.txt
+// when result.json is missing) and the cells' .hgrm files. Which figures
+// apply is decided from the data; the experiment name prefixes the titles:
+//
+//	latency-by-percentile[-<metric>]  a metric with spectra (stored or .hgrm) in some cell
+//	frontier                          a configuration run at ≥2 rates
+//	group-commit                      a configuration run at ≥2 producer counts
+//	segment-sweep                     a configuration run at ≥2 segment sizes
+//	timeseries-p99, -rate, -dirty_mib cells with interval series (markers drawn on each)
+//	residency-<cell stem>             each cell with a residency matrix
+//	bars-msg_s, bars-p99              ≥2 configurations and none of the three sweeps
+//
+// Repetitions are reduced to one representative cell (median p99) for the
+// per-cell figures and to medians for the sweeps; failed cells are left
+// out. Figures without data are skipped; a figure that fails to build is
+// reported in the joined error. When nothing applies the error wraps
+// ErrNoData (or the load error, e.g. result.ErrNoResult).
+func RunFigures(runDir string) ([]*Figure, error) {
+	run, err := result.LoadRun(runDir)
+	if err != nil {
+		return nil, err
+	}
+	cells := usable(run.Result.Cells)
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("%w: %s: no successful cells", ErrNoData, runDir)
+	}
+	reps := representatives(cells)
+
+	type build struct {
+		name string
+		fn   func() (*Figure, error)
+	}
+	var builds []build
+	add := func(name string, fn func() (*Figure, error)) { builds = append(builds, build{name, fn}) }
+
+	spectra, metrics := loadSpectra(runDir, reps)
+	for _, m := range metrics {
+		name := "latency-by-percentile"
+		if len(metrics) > 1 {
+			name += "-" + safeName(m)
+		}
+		add(name, func() (*Figure, error) {
+			f, err := LatencyByPercentile(spectra, m)
+			if err == nil {
+				f.Name = name
+			}
+			return f, err
+		})
+	}
+	sweeps := 0
+	for _, s := range []struct {
+		name string
+		fn   func([]result.Cell) (*Figure, error)
+	}{{"frontier", Frontier}, {"group-commit", GroupCommit}, {"segment-sweep", SegmentSweep}} {
+		f, err := s.fn(cells)
+		if !errors.Is(err, ErrNoData) {
+			sweeps++
+		}
+		add(s.name, func() (*Figure, error) { return f, err })
+	}
+	for _, field := range []string{FieldP99, FieldRate, FieldDirtyMiB} {
+		add("timeseries-"+field, func() (*Figure, error) {
+			if field == FieldDirtyMiB && !anySeriesNonZero(reps, field) {
+				return nil, noData("time series", "dirty_mib is zero throughout")
+			}
+			return TimeSeries(reps, field)
+		})
+	}
+	for i := range reps {
+		if reps[i].Residency != nil {
+			add("residency", func() (*Figure, error) { return ResidencyHeatmap(&reps[i]) })
+		}
+	}
+	if sweeps == 0 && countConfigs(cells) >= 2 {
+		for _, metric := range []string{"msg/s", "p99"} {
+			add("bars", func() (*Figure, error) { return Bars(cells, metric) })
+		}
+	}
+
+	var figs []*Figure
+	var errs []error
+	for _, b := range builds {
+		fig, err := b.fn()
+		if errors.Is(err, ErrNoData) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plots: %s: %w", b.name, err))
+			continue
+		}
+		if t := run.Result.Experiment; t != "" && fig.Panels[0][0] != nil {
+			fig.Panels[0][0].Title.Text = t + ": " + fig.Panels[0][0].Title.Text
+		}
+		figs = append(figs, fig)
+	}
+	if len(figs) == 0 && len(errs) == 0 {
+		return nil, fmt.Errorf("%w: %s: no figure applies", ErrNoData, runDir)
+	}
+	return figs, errors.Join(errs...)
+}
+
+// loadSpectra returns copies of the cells with Spectrum filled from .hgrm
+// files where missing, and the sorted metrics for which some cell has one.
+func loadSpectra(runDir string, cells []result.Cell) ([]result.Cell, []string) {
+	out := make([]result.Cell, len(cells))
+	have := map[string]bool{}
+	for i, c := range cells {
+		candidates := map[string]bool{}
+		for m := range c.Quantiles {
+			candidates[m] = true
+		}
+		for m := range c.Spectrum {
+			candidates[m] = true
+		}
+		for m := range c.Files.Hgrm {
+			candidates[m] = true
+		}
+		spec := map[string][]result.SpectrumPoint{}
+		for _, m := range slices.Sorted(maps.Keys(candidates)) {
+			if pts, err := result.CellSpectrum(runDir, &c, m); err == nil && len(pts) > 1 {
+				spec[m] = pts
+				have[m] = true
+			}
+		}
+		c.Spectrum = spec
+		out[i] = c
+	}
+	return out, slices.Sorted(maps.Keys(have))
+}
+
+func anySeriesNonZero(cells []result.Cell, field string) bool {
+	for _, c := range cells {
+		for i := range c.Series {
+			if v, ok := seriesField(&c.Series[i], field); ok && v != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func countConfigs(cells []result.Cell) int {
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if c.SystemOrDefault() == result.SystemBrokerlab {
+			seen[c.Name] = true
+		}
+	}
+	return len(seen)
+}

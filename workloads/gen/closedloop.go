@@ -1,0 +1,113 @@
+package gen
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/workloads"
+	"github.com/brokerlab/brokerlab/workloads/hist"
+)
+
+// ClosedLoopConfig configures a ClosedLoop producer.
+type ClosedLoopConfig struct {
+	Producers int           // concurrent senders (1)
+	ThinkTime time.Duration // pause after each ack (0)
+	Count     int64         // messages to send after warm-up; 0: bounded by the run's window
+	MaxErrors int64         // abort with ErrTooManyErrors past this many send errors; 0: never
+	// CorrectedInterval > 0 also records "service_corrected" with
+	// hdrhistogram's RecordCorrectedValue(v, CorrectedInterval): the after-the-
+	// fact coordinated-omission correction, for comparison with an open loop.
+	CorrectedInterval time.Duration
+	Message           MessageConfig
+}
+
+// DefaultClosedLoopConfig is one producer, no think time.
+func DefaultClosedLoopConfig() ClosedLoopConfig {
+	return ClosedLoopConfig{Producers: 1, Message: DefaultMessageConfig()}
+}
+
+// ClosedLoop is a fixed-concurrency producer (see the package doc).
+type ClosedLoop struct {
+	cfg     ClosedLoopConfig
+	drv     workloads.Driver
+	factory *Factory
+	stats   statsBox
+}
+
+// NewClosedLoop validates cfg.
+func NewClosedLoop(cfg ClosedLoopConfig, drv workloads.Driver) (*ClosedLoop, error) {
+	if cfg.Producers <= 0 || cfg.Count < 0 || cfg.ThinkTime < 0 {
+		return nil, fmt.Errorf("%w: closed loop producers %d, count %d, think time %v", ErrConfig, cfg.Producers, cfg.Count, cfg.ThinkTime)
+	}
+	f, err := NewFactory(cfg.Message)
+	if err != nil {
+		return nil, err
+	}
+	return &ClosedLoop{cfg: cfg, drv: drv, factory: f}, nil
+}
+
+// Stats returns the counts so far.
+func (p *ClosedLoop) Stats() ProducerStats { return p.stats.get() }
+
+// Run sends until env.End, Count messages were issued after warm-up, or ctx
+// ends. Cancellation is not an error.
+func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	limit := &errLimit{max: p.cfg.MaxErrors, cancel: cancel}
+	recs := recorders(env.Col, p.cfg.Producers)
+	var seq, measured atomic.Int64
+
+	var wg sync.WaitGroup
+	for w := 0; w < p.cfg.Producers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rec := recs[w%len(recs)]
+			b := p.factory.NewBuilder()
+			tm := time.NewTimer(time.Hour)
+			tm.Stop()
+			st := ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}
+			defer func() { p.stats.merge(st) }()
+			for ctx.Err() == nil {
+				m := b.Message(uint64(seq.Add(1) - 1))
+				actual := time.Now()
+				if env.pastEnd(actual) {
+					return
+				}
+				if p.cfg.Count > 0 && !actual.Before(env.MeasureFrom) && measured.Add(1) > p.cfg.Count {
+					return
+				}
+				r := rec.In(hist.PhaseOf(actual, env.MeasureFrom))
+				Stamp(m.Body, actual, 0)
+				st.Issued++
+				err := p.drv.Send(ctx, m)
+				ack := time.Now()
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					st.Errors++
+					r.Add(CounterSendErrors, 1)
+					limit.hit()
+					continue
+				}
+				st.Acked++
+				st.Bytes += int64(len(m.Body))
+				st.AckedByQueue[workloads.QueueRef{Topic: m.Topic, QueueID: m.QueueID}]++
+				r.RecordSized(MetricService, ack.Sub(actual), len(m.Body))
+				if p.cfg.CorrectedInterval > 0 {
+					r.RecordCorrected(MetricServiceCorrected, ack.Sub(actual), p.cfg.CorrectedInterval)
+				}
+				if p.cfg.ThinkTime > 0 && !sleepUntil(ctx, tm, ack.Add(p.cfg.ThinkTime)) {
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return limit.result()
+}

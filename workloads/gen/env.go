@@ -1,0 +1,125 @@
+package gen
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/brokerlab/brokerlab/workloads"
+	"github.com/brokerlab/brokerlab/workloads/hist"
+)
+
+// Env is the shared frame of one run.
+type Env struct {
+	Col           *hist.Collector
+	Start         time.Time       // load starts; open-loop schedules count from here
+	MeasureFrom   time.Time       // end of warm-up (== Start without warm-up)
+	End           time.Time       // producers stop issuing at End; zero: unbounded
+	ProducersDone <-chan struct{} // closed when every producer has returned (nil: never)
+}
+
+func (e Env) pastEnd(t time.Time) bool { return !e.End.IsZero() && !t.Before(e.End) }
+
+// ErrTooManyErrors is returned by a producer whose send errors exceed
+// MaxErrors.
+var ErrTooManyErrors = errors.New("gen: too many send errors")
+
+// ProducerStats counts a producer's messages over the whole run (warm-up
+// included; the Collector's Summary has the measured figures).
+type ProducerStats struct {
+	Issued       int64                        `json:"issued"`
+	Acked        int64                        `json:"acked"`
+	Errors       int64                        `json:"errors"`
+	Bytes        int64                        `json:"bytes"` // acknowledged body bytes
+	AckedByQueue map[workloads.QueueRef]int64 `json:"-"`
+}
+
+func (s *ProducerStats) add(o ProducerStats) {
+	s.Issued += o.Issued
+	s.Acked += o.Acked
+	s.Errors += o.Errors
+	s.Bytes += o.Bytes
+	if s.AckedByQueue == nil {
+		s.AckedByQueue = map[workloads.QueueRef]int64{}
+	}
+	for q, n := range o.AckedByQueue {
+		s.AckedByQueue[q] += n
+	}
+}
+
+// statsBox is a mutex-guarded ProducerStats merged from workers.
+type statsBox struct {
+	mu sync.Mutex
+	s  ProducerStats
+}
+
+func (b *statsBox) merge(o ProducerStats) {
+	b.mu.Lock()
+	b.s.add(o)
+	b.mu.Unlock()
+}
+
+func (b *statsBox) get() ProducerStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out ProducerStats
+	out.add(b.s)
+	return out
+}
+
+// recorders returns n recorders shared round-robin by workers: at most one
+// per P, so concurrent workers rarely contend and memory stays bounded.
+func recorders(col *hist.Collector, workers int) []*hist.Recorder {
+	n := min(workers, runtime.GOMAXPROCS(0))
+	out := make([]*hist.Recorder, max(n, 1))
+	for i := range out {
+		out[i] = col.NewRecorder()
+	}
+	return out
+}
+
+// sleepUntil waits for t with a reusable timer; false if ctx ended first.
+func sleepUntil(ctx context.Context, tm *time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm.Reset(d)
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		tm.Stop()
+		return false
+	}
+}
+
+// errLimit counts errors against a limit and cancels the run once.
+type errLimit struct {
+	max    int64
+	mu     sync.Mutex
+	n      int64
+	err    error
+	cancel context.CancelFunc
+}
+
+func (l *errLimit) hit() {
+	if l.max <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	if l.n > l.max && l.err == nil {
+		l.err = ErrTooManyErrors
+		l.cancel()
+	}
+}
+
+func (l *errLimit) result() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}

@@ -1,0 +1,148 @@
+package gen
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/brokerlab/brokerlab/workloads"
+	"github.com/brokerlab/brokerlab/workloads/hist"
+)
+
+// OpenLoopConfig configures an OpenLoop producer.
+type OpenLoopConfig struct {
+	Rate      float64 // msg/s over all workers (> 0)
+	Arrival   Arrival // uniform (default) or poisson
+	Workers   int     // goroutines sharing the schedule (64)
+	Count     int64   // messages to send after warm-up; 0: bounded by the run's window
+	MaxErrors int64   // abort with ErrTooManyErrors past this many send errors; 0: never
+	Message   MessageConfig
+}
+
+// DefaultOpenLoopConfig is 1,000 msg/s uniform over 64 workers.
+func DefaultOpenLoopConfig() OpenLoopConfig {
+	return OpenLoopConfig{Rate: 1000, Arrival: Uniform, Workers: 64, Message: DefaultMessageConfig()}
+}
+
+// OpenLoop is a constant-rate producer (see the package doc).
+type OpenLoop struct {
+	cfg     OpenLoopConfig
+	drv     workloads.Driver
+	factory *Factory
+	stats   statsBox
+}
+
+// NewOpenLoop validates cfg.
+func NewOpenLoop(cfg OpenLoopConfig, drv workloads.Driver) (*OpenLoop, error) {
+	if _, err := NewSchedule(cfg.Arrival, cfg.Rate, 0); err != nil {
+		return nil, err
+	}
+	if cfg.Workers <= 0 || cfg.Count < 0 {
+		return nil, fmt.Errorf("%w: open loop workers %d, count %d", ErrConfig, cfg.Workers, cfg.Count)
+	}
+	f, err := NewFactory(cfg.Message)
+	if err != nil {
+		return nil, err
+	}
+	return &OpenLoop{cfg: cfg, drv: drv, factory: f}, nil
+}
+
+// Stats returns the counts so far.
+func (p *OpenLoop) Stats() ProducerStats { return p.stats.get() }
+
+// openSchedule hands out (seq, intended time) to the workers in order.
+type openSchedule struct {
+	mu       sync.Mutex
+	sched    *Schedule
+	env      Env
+	count    int64
+	measured int64
+	seq      uint64
+	done     bool
+}
+
+func (s *openSchedule) next() (seq uint64, intended time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return 0, time.Time{}, false
+	}
+	intended = s.env.Start.Add(s.sched.Next())
+	if s.env.pastEnd(intended) {
+		s.done = true
+		return 0, time.Time{}, false
+	}
+	if !intended.Before(s.env.MeasureFrom) {
+		if s.count > 0 && s.measured >= s.count {
+			s.done = true
+			return 0, time.Time{}, false
+		}
+		s.measured++
+	}
+	seq = s.seq
+	s.seq++
+	return seq, intended, true
+}
+
+// Run sends until the schedule passes env.End, Count messages were issued
+// after warm-up, or ctx ends. Cancellation is not an error.
+func (p *OpenLoop) Run(ctx context.Context, env Env) error {
+	sched, err := NewSchedule(p.cfg.Arrival, p.cfg.Rate, p.cfg.Message.Seed)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sch := &openSchedule{sched: sched, env: env, count: p.cfg.Count}
+	limit := &errLimit{max: p.cfg.MaxErrors, cancel: cancel}
+	recs := recorders(env.Col, p.cfg.Workers)
+
+	var wg sync.WaitGroup
+	for w := 0; w < p.cfg.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rec := recs[w%len(recs)]
+			b := p.factory.NewBuilder()
+			tm := time.NewTimer(time.Hour)
+			tm.Stop()
+			st := ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}
+			defer func() { p.stats.merge(st) }()
+			for {
+				seq, intended, ok := sch.next()
+				if !ok {
+					return
+				}
+				m := b.Message(seq) // built before the wait: not part of the send delay
+				if !sleepUntil(ctx, tm, intended) {
+					return
+				}
+				actual := time.Now()
+				delay := max(actual.Sub(intended), 0)
+				r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
+				Stamp(m.Body, actual, delay)
+				st.Issued++
+				err := p.drv.Send(ctx, m)
+				ack := time.Now()
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					st.Errors++
+					r.Add(CounterSendErrors, 1)
+					limit.hit()
+					continue
+				}
+				st.Acked++
+				st.Bytes += int64(len(m.Body))
+				st.AckedByQueue[workloads.QueueRef{Topic: m.Topic, QueueID: m.QueueID}]++
+				r.RecordSized(MetricService, ack.Sub(actual), len(m.Body))
+				r.Record(MetricResponse, ack.Sub(intended))
+				r.Record(MetricSendDelay, delay)
+			}
+		}(w)
+	}
+	wg.Wait()
+	return limit.result()
+}
