@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/segment"
@@ -104,6 +105,13 @@ func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueu
 	l.beginInLock.Store(t1)
 	storeTS := time.Now().UnixMilli()
 	phys, err := l.appendLocked(buf, dst[base:], storeTS)
+	// sync: the flush runs under the append lock, so it covers exactly this
+	// append and nothing else can piggyback on it: one flush per append.
+	var cerr error
+	inline := wait && l.cfg.Flush.Kind == flush.Sync
+	if err == nil && inline {
+		cerr = l.commit(ctx, phys+int64(len(buf)))
+	}
 	held := nanotime() - t1
 	l.beginInLock.Store(0)
 	l.mu.Unlock()
@@ -126,17 +134,18 @@ func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueu
 		r.MsgID = record.OffsetMsgID(msgs[i-base].StoreHost, r.PhysOffset)
 		r.LockHeld = time.Duration(held)
 	}
-	if wait {
-		if err := l.commit(ctx, phys+int64(len(buf))); err != nil {
-			st := StatusOf(err)
-			for i := base; i < len(dst); i++ {
-				dst[i].Status = st
-			}
-			if st.Stored() {
-				return dst, err
-			}
-			return dst[:base], err
+	if wait && !inline {
+		cerr = l.commit(ctx, phys+int64(len(buf)))
+	}
+	if cerr != nil {
+		st := StatusOf(cerr)
+		for i := base; i < len(dst); i++ {
+			dst[i].Status = st
 		}
+		if st.Stored() {
+			return dst, cerr
+		}
+		return dst[:base], cerr
 	}
 	return dst, nil
 }

@@ -195,15 +195,15 @@ func TestByteExactOnDisk(t *testing.T) {
 		want := make([]byte, 0, 165)
 		be32 := func(v uint32) { want = binary.BigEndian.AppendUint32(want, v) }
 		be64 := func(v uint64) { want = binary.BigEndian.AppendUint64(want, v) }
-		be32(165)                      // TOTALSIZE = 91+5+9+60
-		be32(0xDAA320A7)               // MAGICCODE v1
-		be32(0x3610A686)               // BODYCRC of "hello"
-		be32(3)                        // QUEUEID
-		be32(0)                        // FLAG
-		be64(42)                       // QUEUEOFFSET
-		be64(uint64(r.PhysOffset))     // PHYSICALOFFSET
-		be32(0)                        // SYSFLAG
-		be64(1700000000000)            // BORNTIMESTAMP
+		be32(165)                  // TOTALSIZE = 91+5+9+60
+		be32(0xDAA320A7)           // MAGICCODE v1
+		be32(0x3610A686)           // BODYCRC of "hello"
+		be32(3)                    // QUEUEID
+		be32(0)                    // FLAG
+		be64(42)                   // QUEUEOFFSET
+		be64(uint64(r.PhysOffset)) // PHYSICALOFFSET
+		be32(0)                    // SYSFLAG
+		be64(1700000000000)        // BORNTIMESTAMP
 		want = append(want, 127, 0, 0, 1)
 		be32(54321)                    // BORNHOST
 		be64(uint64(r.StoreTimestamp)) // STORETIMESTAMP

@@ -1,8 +1,5 @@
-
 // This test proves that golang.org/x/perf/benchfmt (what benchstat uses)
-// reads bench.txt. It needs github.com/aclements/go-moremath in go.sum
-// (benchfmt imports benchmath), which the module does not list yet; run it
-// with `go test -tags benchfmt ./experiments/result/` once it does.
+// reads bench.txt.
 
 package result
 
