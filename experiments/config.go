@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/brokerlab/brokerlab/workloads/randvar"
 )
 
 // ErrConfig marks every experiment-file error.
@@ -148,7 +150,9 @@ type Engine struct {
 
 // Workload drives the engine.
 type Workload struct {
-	Mode      string  `yaml:"mode" json:"mode"` // closed|open
+	Mode string `yaml:"mode" json:"mode"` // closed|open
+	// Producers: closed loop, concurrent producers; open loop, the workers
+	// sharing the schedule (too few and the loop falls behind: send delay).
 	Producers int     `yaml:"producers" json:"producers"`
 	Rate      float64 `yaml:"rate" json:"rate"`         // open loop: msg/s
 	Schedule  string  `yaml:"schedule" json:"schedule"` // uniform|poisson
@@ -275,7 +279,10 @@ func (e *Experiment) fillDefaults() {
 		w.Mode = "closed"
 	}
 	if w.Producers == 0 {
-		w.Producers = 1
+		w.Producers = 1 // closed loop: one producer
+		if w.Mode == "open" {
+			w.Producers = 64 // open loop: workers sharing the schedule
+		}
 	}
 	if w.Schedule == "" {
 		w.Schedule = "uniform"
@@ -486,10 +493,8 @@ func (e *Experiment) set(param, v string) error {
 	return nil
 }
 
-// validSizeSpec is replaced by the workloads' own parser when wired.
-var validSizeSpec = func(spec string) error {
-	if spec == "" {
-		return errors.New("empty")
-	}
-	return nil
+// validSizeSpec checks a message-size distribution spec.
+func validSizeSpec(spec string) error {
+	_, err := randvar.Parse(spec)
+	return err
 }

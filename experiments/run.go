@@ -310,7 +310,7 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 			}
 			if iv.End.Sub(lastPrint) >= opt.ProgressEvery {
 				lastPrint = iv.End
-				s := iv.Metrics[primary]
+				s, sv := iv.Metrics[primary], iv.Metrics[gen.MetricService]
 				run.mu.Lock()
 				var resMiB, dirtyMiB float64
 				if n := len(run.points); n > 0 {
@@ -318,7 +318,7 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 				}
 				run.mu.Unlock()
 				pr.printf("%-48s r%d t=%4.0fs %9.0f msg/s %8.2f MB/s p50 %8s p99 %8s p99.9 %8s resident %7.1f MiB dirty %6.1f MiB\n",
-					cell.Name, rep, iv.End.Sub(start).Seconds(), s.Rate, s.MBps, hist.FormatNs(s.P50), hist.FormatNs(s.P99),
+					cell.Name, rep, iv.End.Sub(start).Seconds(), sv.Rate, sv.MBps, hist.FormatNs(s.P50), hist.FormatNs(s.P99),
 					hist.FormatNs(s.P999), resMiB, dirtyMiB)
 			}
 		},
@@ -364,7 +364,7 @@ func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, stri
 		oc := gen.DefaultOpenLoopConfig()
 		oc.Rate = w.Rate
 		oc.Arrival = gen.Arrival(w.Schedule)
-		oc.Workers = max(w.Producers, oc.Workers)
+		oc.Workers = w.Producers
 		oc.Message = mc
 		p, err := gen.NewOpenLoop(oc, sys.Driver())
 		if err != nil {
@@ -503,15 +503,17 @@ func spectrum(h *hdrhistogram.Histogram) []result.SpectrumPoint {
 // fillCell turns what a cell measured into its result.
 func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun, st sysStats, stem string) {
 	sum := res.Summary
-	prim := sum.Metrics[rc.Primary]
+	// Throughput comes from the acknowledged sends (service metric, which
+	// carries sizes); latency headlines from the primary metric.
+	tput := sum.Metrics[gen.MetricService]
 	rc.Duration = sum.End.Sub(sum.Start)
 	if rc.Duration <= 0 {
-		rc.Duration = time.Duration(prim.Seconds * float64(time.Second))
+		rc.Duration = time.Duration(tput.Seconds * float64(time.Second))
 	}
-	rc.Ops = prim.Count
-	rc.Bytes = prim.Bytes
-	rc.MsgPerSec = prim.Rate
-	rc.MBPerSec = prim.MBps
+	rc.Ops = tput.Count
+	rc.Bytes = tput.Bytes
+	rc.MsgPerSec = tput.Rate
+	rc.MBPerSec = tput.MBps
 	rc.Quantiles = map[string]result.Quantiles{}
 	rc.Spectrum = map[string][]result.SpectrumPoint{}
 	rc.Files.Hgrm = map[string]string{}
@@ -543,8 +545,8 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 		if iv.Warmup {
 			continue
 		}
-		s := iv.Metrics[rc.Primary]
-		p := result.Point{T: iv.End.Sub(t0).Seconds(), Rate: s.Rate, MBps: s.MBps, P50: float64(s.P50), P99: float64(s.P99), P999: float64(s.P999)}
+		s, sv := iv.Metrics[rc.Primary], iv.Metrics[gen.MetricService]
+		p := result.Point{T: iv.End.Sub(t0).Seconds(), Rate: sv.Rate, MBps: sv.MBps, P50: float64(s.P50), P99: float64(s.P99), P999: float64(s.P999)}
 		if pt := pointAt(iv.End); pt != nil {
 			p.ResidentMiB = float64(pt.Resident) / (1 << 20)
 			p.DirtyMiB = pt.DirtyMiB

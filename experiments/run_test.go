@@ -1,0 +1,142 @@
+package experiments
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brokerlab/brokerlab/experiments/result"
+)
+
+// A tiny experiment runs end to end: every cell gets throughput, latency
+// quantiles and spectra, histograms on disk, a manifest, bench lines and
+// figures.
+func TestRunTinyExperiment(t *testing.T) {
+	e, err := Parse([]byte(`
+name: tiny
+warmup: 100ms
+duration: 400ms
+interval: 100ms
+engine: {segment_size: 1MiB}
+workload: {mode: closed, producers: 4, size: "uniform:100-2000"}
+matrix:
+  - {param: path, values: [mmap, pwrite]}
+  - {param: flush, values: [async, group]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var log strings.Builder
+	o, err := Run(context.Background(), e, Options{OutRoot: out, StoreRoot: t.TempDir(), Progress: &log, ProgressEvery: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != result.StatusOK || len(o.Cells) != 4 {
+		t.Fatalf("status %s, %d cells\n%s", o.Status, len(o.Cells), log.String())
+	}
+	for _, c := range o.Cells {
+		if c.Error != "" || c.Ops == 0 || c.MsgPerSec <= 0 || c.MBPerSec <= 0 {
+			t.Fatalf("cell %s: %+v", c.Name, c)
+		}
+		q := c.Quantiles["service"]
+		if q.Count != c.Ops || q.P50 <= 0 || q.P99 < q.P50 || q.Max < q.P999 {
+			t.Fatalf("cell %s service quantiles %+v (ops %d)", c.Name, q, c.Ops)
+		}
+		if len(c.Spectrum["service"]) == 0 || len(c.Series) == 0 {
+			t.Fatalf("cell %s: no spectrum or series", c.Name)
+		}
+		if c.Params["flush"] == "group" && len(c.FlushBatches) == 0 {
+			t.Fatalf("cell %s: no flush batches", c.Name)
+		}
+		for _, f := range []string{c.Files.Hlog, c.Files.Hgrm["service"]} {
+			if _, err := os.Stat(filepath.Join(o.RunDir, f)); err != nil {
+				t.Fatalf("cell %s: %v", c.Name, err)
+			}
+		}
+	}
+	run, err := result.LoadRun(o.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Result.Cells) != 4 || run.Manifest.Status != result.StatusOK || run.Manifest.Seed != e.Seed {
+		t.Fatalf("loaded run: %d cells, manifest %+v", len(run.Result.Cells), run.Manifest.Status)
+	}
+	bench, err := os.ReadFile(filepath.Join(o.RunDir, result.BenchFile))
+	if err != nil || !strings.Contains(string(bench), "BenchmarkProduce/path=mmap/flush=group") {
+		t.Fatalf("bench.txt: %v\n%s", err, bench)
+	}
+	if len(o.Figures) == 0 {
+		t.Fatal("no figures")
+	}
+	if !strings.Contains(log.String(), "msg/s") {
+		t.Fatalf("no progress lines:\n%s", log.String())
+	}
+}
+
+// Ctrl-C mid-run still writes complete results, the cut cell marked.
+func TestRunInterrupted(t *testing.T) {
+	e, err := Parse([]byte(`
+name: cut
+duration: 30s
+interval: 100ms
+engine: {segment_size: 1MiB}
+matrix:
+  - {param: flush, values: [async, group]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	o, err := Run(ctx, e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != result.StatusInterrupted || len(o.Cells) != 1 || o.Cells[0].Error != "interrupted" || o.Cells[0].Ops == 0 {
+		t.Fatalf("status %s cells %+v", o.Status, o.Cells)
+	}
+	run, err := result.LoadRun(o.RunDir)
+	if err != nil || run.Manifest.Status != result.StatusInterrupted {
+		t.Fatalf("run on disk: %v %+v", err, run)
+	}
+}
+
+// The injected stall shows in response time from the intended send but
+// barely in service time: coordinated omission.
+func TestStallShowsInResponseNotService(t *testing.T) {
+	e, err := Parse([]byte(`
+name: stall
+warmup: 100ms
+duration: 1500ms
+interval: 100ms
+engine: {path: mmap, flush: group, segment_size: 1MiB}
+workload: {mode: open, rate: 400, producers: 1}
+stall: {at: 300ms, length: 400ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.Cells[0]
+	resp, svc := c.Quantiles["response"], c.Quantiles["service"]
+	if resp.Max < float64(350*time.Millisecond) {
+		t.Fatalf("response max %v: the 400ms stall did not show", time.Duration(resp.Max))
+	}
+	// ~160 messages were due during the stall: well over 1% of ~600.
+	if resp.P99 < float64(100*time.Millisecond) {
+		t.Fatalf("response p99 %v; messages due during the stall must show it", time.Duration(resp.P99))
+	}
+	if svc.P99 >= resp.P99/2 {
+		t.Fatalf("service p99 %v vs response p99 %v: service time should hide the stall", time.Duration(svc.P99), time.Duration(resp.P99))
+	}
+	if len(c.Markers) == 0 || c.Markers[0].Kind != result.MarkerStall {
+		t.Fatalf("markers %+v", c.Markers)
+	}
+}
