@@ -42,7 +42,9 @@ const OSPageCacheBusyTimeout = time.Second
 // StatusOf); for FlushDiskTimeout the record IS stored and Result is
 // complete; for the other statuses nothing was stored.
 func (l *Log) Append(ctx context.Context, m *record.Message, queueOffset int64) (Result, error) {
-	rs, err := l.AppendBatch(ctx, []*record.Message{m}, queueOffset, nil)
+	ms := [1]*record.Message{m}
+	var buf [1]Result
+	rs, err := l.AppendBatch(ctx, ms[:], queueOffset, buf[:0])
 	if len(rs) == 1 {
 		return rs[0], err
 	}
