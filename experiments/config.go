@@ -114,10 +114,15 @@ type Experiment struct {
 	Workload Workload `yaml:"workload" json:"workload"`
 	// Matrix axes are swept as a cross product, first axis outermost.
 	Matrix []Axis `yaml:"matrix" json:"matrix"`
+	// Extra cells beside the matrix, each a set of matrix parameters applied
+	// to the base (e.g. {path: direct, size: "65536"} for a large-append cell).
+	Extra []map[string]string `yaml:"extra,omitempty" json:"extra,omitempty"`
 	// Stall, if set, injects a stall into the engine's flushes.
 	Stall *Stall `yaml:"stall,omitempty" json:"stall,omitempty"`
 	// Peers run beside the brokerlab cells (fio, nats).
 	Peers []string `yaml:"peers,omitempty" json:"peers,omitempty"`
+	// PeerDuration is the measured time of each fio job (default: Duration).
+	PeerDuration Duration `yaml:"peer_duration,omitempty" json:"peer_duration,omitempty"`
 	// Quick overrides apply with --quick (CI-sized runs).
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 }
@@ -189,6 +194,8 @@ type Quick struct {
 	Duration    *Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	Repetitions *int      `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Matrix      []Axis    `yaml:"matrix,omitempty" json:"matrix,omitempty"`
+	// PeerDuration caps the measured time of each fio job.
+	PeerDuration *Duration `yaml:"peer_duration,omitempty" json:"peer_duration,omitempty"`
 }
 
 // Load reads and validates an experiment file. Unknown keys are errors.
@@ -242,6 +249,9 @@ func (e *Experiment) ApplyQuick() {
 	}
 	if q.Matrix != nil {
 		e.Matrix = q.Matrix
+	}
+	if q.PeerDuration != nil {
+		e.PeerDuration = *q.PeerDuration
 	}
 }
 
@@ -366,6 +376,17 @@ func (e *Experiment) Validate() error {
 			if err := validateEngine(c.Engine); err != nil {
 				return fmt.Errorf("matrix[%d]: %w", i, err)
 			}
+		}
+	}
+	for i, ex := range e.Extra {
+		c := *e
+		for _, k := range sortedParamKeys(ex) {
+			if err := c.set(k, ex[k]); err != nil {
+				return fmt.Errorf("extra[%d]: %w", i, err)
+			}
+		}
+		if err := validateEngine(c.Engine); err != nil {
+			return fmt.Errorf("extra[%d]: %w", i, err)
 		}
 	}
 	if e.Stall != nil && e.Stall.Length <= 0 {

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -20,6 +21,8 @@ func canon(p string) string {
 // Cell is one point of the matrix: the experiment with the cell's values
 // applied, and its benchstat-style name.
 type Cell struct {
+	// System is "" for brokerlab, or a peer (result.SystemNATS).
+	System string
 	Name   string
 	Params []Param
 	Exp    Experiment
@@ -47,6 +50,16 @@ func (e *Experiment) Cells() ([]Cell, error) {
 		}
 		cells = next
 	}
+	for _, ex := range e.Extra {
+		c := Cell{Exp: *e}
+		for _, k := range sortedParamKeys(ex) {
+			c.Params = append(c.Params, Param{canon(k), ex[k]})
+			if err := c.Exp.set(k, ex[k]); err != nil {
+				return nil, err
+			}
+		}
+		cells = append(cells, c)
+	}
 	for i := range cells {
 		c := &cells[i]
 		have := map[string]bool{}
@@ -71,4 +84,33 @@ func (e *Experiment) Cells() ([]Cell, error) {
 		c.Name = strings.Join(parts, "/")
 	}
 	return cells, nil
+}
+
+// paramOrder orders the parts of a name built from a map.
+var paramOrder = []string{"path", "flush", "transport", "seg", "segment_size", "size", "conc", "producers", "rate", "batch",
+	"warm", "prealloc", "dontneed", "advice", "budget"}
+
+func sortedParamKeys(m map[string]string) []string {
+	rank := map[string]int{}
+	for i, k := range paramOrder {
+		rank[k] = i + 1
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := rank[keys[i]], rank[keys[j]]
+		if ri == 0 {
+			ri = len(paramOrder) + 1
+		}
+		if rj == 0 {
+			rj = len(paramOrder) + 1
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,6 +55,8 @@ type Outcome struct {
 	Cells   []result.Cell
 	Figures []string
 	Status  string // result.StatusOK, StatusInterrupted or StatusAborted
+	// Ratios are the headline comparisons measured in this run.
+	Ratios []Ratio
 }
 
 // Run runs every cell × repetition of e and writes the run directory. A
@@ -103,8 +106,23 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	pr := &progress{w: opt.Progress}
 	pr.printf("brokerlab: %s: %d cells × %d repetitions, %v warm-up + %v each → %s\n",
 		exp.Name, len(cells), exp.Repetitions, exp.Warmup.D(), exp.Duration.D(), runDir)
+	for _, p := range exp.Peers {
+		if p == "nats" {
+			cells = append(cells, peerCells(&exp, cells)...)
+		}
+	}
 	status := result.StatusOK
 	for rep := 0; rep < exp.Repetitions && status == result.StatusOK; rep++ {
+		if slices.Contains(exp.Peers, "fio") && ctx.Err() == nil {
+			d := exp.Duration.D()
+			if exp.PeerDuration > 0 {
+				d = exp.PeerDuration.D()
+			}
+			for _, c := range runFioPeers(ctx, storeRoot, fioSizes(cells), d, pr) {
+				c.Rep = rep
+				out.Cells = append(out.Cells, c)
+			}
+		}
 		for i := range cells {
 			if ctx.Err() != nil {
 				status = result.StatusInterrupted
@@ -134,6 +152,16 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		return out, err
 	}
 	out.Status = status
+	out.Ratios = Ratios(out.Cells)
+	if len(out.Ratios) > 0 {
+		var b strings.Builder
+		for _, r := range out.Ratios {
+			fmt.Fprintf(&b, "RATIO %s %.3f\t# %s\n", r.Name, r.Value, r.Why)
+		}
+		if err := result.WriteFileAtomic(filepath.Join(runDir, "ratios.txt"), []byte(b.String()), 0o644); err != nil {
+			return out, err
+		}
+	}
 	pr.table(out.Cells)
 	if !opt.NoPlots {
 		figs, err := plots.RenderRun(runDir)
@@ -167,10 +195,10 @@ func (p *progress) table(cells []result.Cell) {
 	if p == nil || p.w == nil || len(cells) == 0 {
 		return
 	}
-	p.printf("\n%-58s %3s %11s %9s %10s %10s %10s %s\n", "cell", "rep", "msg/s", "MB/s", "p50", "p99", "p99.9", "")
+	p.printf("\n%-9s %-52s %3s %11s %9s %10s %10s %10s %s\n", "system", "cell", "rep", "msg/s", "MB/s", "p50", "p99", "p99.9", "")
 	for _, c := range cells {
 		q := c.Quantiles[c.PrimaryMetric()]
-		p.printf("%-58s %3d %11.0f %9.2f %10s %10s %10s %s\n", c.Name, c.Rep, c.MsgPerSec, c.MBPerSec,
+		p.printf("%-9s %-52s %3d %11.0f %9.2f %10s %10s %10s %s\n", c.SystemOrDefault(), c.Name, c.Rep, c.MsgPerSec, c.MBPerSec,
 			hist.FormatNs(int64(q.P50)), hist.FormatNs(int64(q.P99)), hist.FormatNs(int64(q.P999)), c.Error)
 	}
 }
@@ -196,6 +224,9 @@ func (r *cellRun) mark(t time.Time, kind, label string) {
 func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string, opt Options, pr *progress) (result.Cell, error) {
 	exp := cell.Exp
 	rc := result.Cell{Name: cell.Name, System: result.SystemBrokerlab, Rep: rep, Params: map[string]string{}}
+	if cell.System != "" {
+		rc.System = cell.System
+	}
 	for _, p := range cell.Params {
 		rc.Params[p.Key] = p.Value
 	}
@@ -245,7 +276,12 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 			defer b.Remove()
 		}
 	}
-	sys, err := openSystem(exp.Engine, storeDir, hooks)
+	var sys system
+	if cell.System == result.SystemNATS {
+		sys, err = openNATSSystem(exp, storeDir)
+	} else {
+		sys, err = openSystem(exp.Engine, storeDir, hooks)
+	}
 	if err != nil {
 		return rc, fmt.Errorf("open engine: %w", err)
 	}

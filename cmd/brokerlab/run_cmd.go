@@ -43,6 +43,7 @@ writes complete results.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s (%s)\n", o.RunDir, o.Status)
+			experiments.WriteRatios(cmd.OutOrStdout(), o.Ratios)
 			if o.Status != result.StatusOK {
 				return fmt.Errorf("run %s: %s", o.RunDir, o.Status)
 			}

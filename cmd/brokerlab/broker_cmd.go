@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/store"
+	"github.com/brokerlab/brokerlab/experiments"
+)
+
+func init() { register(newBrokerCmd) }
+
+// brokerFlags are the broker subcommand's settings after flags and --config
+// are merged.
+type brokerFlags struct {
+	name, cluster, listen, brokerIP string
+	namesrv                         string // "a:9876;b:9876"
+	storeDir, writePath, flushKind  string
+	segmentSize                     string
+	configFile, logLevel            string
+}
+
+// brokerFile is the --config file (YAML, or JSON which YAML reads too).
+// Durations are Go durations ("200ms"), sizes take KiB/MiB/GiB suffixes.
+type brokerFile struct {
+	Name     string     `yaml:"name"`
+	Cluster  string     `yaml:"cluster"`
+	Listen   string     `yaml:"listen"`
+	BrokerIP string     `yaml:"brokerIP"`
+	Namesrv  stringList `yaml:"namesrv"`
+	Store    struct {
+		Dir           string `yaml:"dir"`
+		WritePath     string `yaml:"writePath"`
+		Flush         string `yaml:"flush"`
+		SegmentSize   string `yaml:"segmentSize"`
+		FlushInterval string `yaml:"flushInterval"`
+	} `yaml:"store"`
+	AutoCreateTopic       *bool  `yaml:"autoCreateTopic"`
+	DefaultTopicQueueNums *int32 `yaml:"defaultTopicQueueNums"`
+	LongPolling           *bool  `yaml:"longPolling"`
+	MaxSuspend            string `yaml:"maxSuspend"`
+	SendWorkers           *int   `yaml:"sendWorkers"`
+	SendQueueSize         *int   `yaml:"sendQueueSize"`
+	SendQueueMaxWait      string `yaml:"sendQueueMaxWait"`
+	MaxReconsumeTimes     *int32 `yaml:"maxReconsumeTimes"`
+	DelayLevels           string `yaml:"delayLevels"`
+	RegisterInterval      string `yaml:"registerInterval"`
+}
+
+// stringList reads a YAML sequence or one "a;b" / "a,b" string.
+type stringList []string
+
+func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*l = splitAddrs(n.Value)
+		return nil
+	}
+	var s []string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*l = s
+	return nil
+}
+
+func splitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
+		out = append(out, a)
+	}
+	return out
+}
+
+func newBrokerCmd() *cobra.Command {
+	var f brokerFlags
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Run a RocketMQ-compatible broker over the brokerlab store",
+		Long: `Run a broker speaking RocketMQ's remoting protocol over a brokerlab message
+store, registered with the name servers every 30 s. Official RocketMQ clients
+work against it. --config reads the broker config from a YAML or JSON file;
+flags given on the command line override it. Logs go to stderr; SIGINT or
+SIGTERM stops it cleanly (flushes, persists consumer offsets, removes the
+store's abort file).`,
+		Example: `  brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store /data/store \
+      --write-path mmap --flush async --segment-size 1GiB`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bcfg, scfg, err := brokerConfig(cmd, f)
+			if err != nil {
+				return err
+			}
+			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.namesrv, "namesrv", "127.0.0.1:9876", "name server addresses, ';'-separated (literal IP:port; \"\" for none)")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:10911", "listen address (host:port; port 0 picks one)")
+	fl.StringVar(&f.storeDir, "store", "", "store root directory (required)")
+	fl.StringVar(&f.writePath, "write-path", string(iopath.Mmap), "commit-log write path: mmap, pwrite, pool or direct")
+	fl.StringVar(&f.flushKind, "flush", string(flush.Async), "flush policy: sync, async or group")
+	fl.StringVar(&f.segmentSize, "segment-size", "1GiB", "commit-log segment size (KiB, MiB, GiB suffixes)")
+	fl.StringVar(&f.configFile, "config", "", "broker config file (YAML or JSON); flags override it")
+	fl.StringVar(&f.name, "name", "broker-a", "broker name")
+	fl.StringVar(&f.cluster, "cluster", "DefaultCluster", "cluster name")
+	fl.StringVar(&f.brokerIP, "broker-ip", "", "IP registered with the name servers (default: the listen host, or the first non-loopback IPv4)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// brokerConfig merges defaults, the --config file and the flags set on the
+// command line, in that order.
+func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Config, error) {
+	bcfg := broker.DefaultConfig()
+	var file brokerFile
+	if f.configFile != "" {
+		raw, err := os.ReadFile(f.configFile)
+		if err != nil {
+			return bcfg, store.Config{}, fmt.Errorf("--config: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		dec.KnownFields(true)
+		if err := dec.Decode(&file); err != nil && !errors.Is(err, io.EOF) {
+			return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+		}
+	}
+	changed := cmd.Flags().Changed
+	pick := func(flag, fromFile, flagValue string) string {
+		if fromFile != "" && !changed(flag) {
+			return fromFile
+		}
+		return flagValue
+	}
+	bcfg.BrokerName = pick("name", file.Name, f.name)
+	bcfg.ClusterName = pick("cluster", file.Cluster, f.cluster)
+	bcfg.ListenAddr = pick("listen", file.Listen, f.listen)
+	bcfg.BrokerIP = pick("broker-ip", file.BrokerIP, f.brokerIP)
+	bcfg.NamesrvAddrs = splitAddrs(f.namesrv)
+	if len(file.Namesrv) > 0 && !changed("namesrv") {
+		bcfg.NamesrvAddrs = file.Namesrv
+	}
+	dir := pick("store", file.Store.Dir, f.storeDir)
+	if dir == "" {
+		return bcfg, store.Config{}, errors.New("--store DIR is required")
+	}
+	path, err := iopath.ParseKind(pick("write-path", file.Store.WritePath, f.writePath))
+	if err != nil {
+		return bcfg, store.Config{}, fmt.Errorf("--write-path: %w", err)
+	}
+	pol, err := flush.ParseKind(pick("flush", file.Store.Flush, f.flushKind))
+	if err != nil {
+		return bcfg, store.Config{}, fmt.Errorf("--flush: %w", err)
+	}
+	seg, err := experiments.ParseSize(pick("segment-size", file.Store.SegmentSize, f.segmentSize))
+	if err != nil || seg <= 0 {
+		return bcfg, store.Config{}, fmt.Errorf("--segment-size: want a positive size such as 1GiB (%v)", err)
+	}
+	if err := applyFileTunables(&bcfg, file); err != nil {
+		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+	}
+
+	scfg := store.DefaultConfig(dir)
+	scfg.CommitLog.Path = path
+	scfg.CommitLog.Flush = flush.DefaultConfig(pol)
+	scfg.CommitLog.SegmentSize = int64(seg)
+	if file.Store.FlushInterval != "" {
+		d, err := time.ParseDuration(file.Store.FlushInterval)
+		if err != nil || d <= 0 {
+			return bcfg, scfg, fmt.Errorf("--config %s: store.flushInterval %q", f.configFile, file.Store.FlushInterval)
+		}
+		scfg.CommitLog.Flush.Interval = d
+	}
+	return bcfg, scfg, nil
+}
+
+// applyFileTunables copies the file's broker tunables onto cfg.
+func applyFileTunables(cfg *broker.Config, file brokerFile) error {
+	if file.AutoCreateTopic != nil {
+		cfg.AutoCreateTopic = *file.AutoCreateTopic
+	}
+	if file.DefaultTopicQueueNums != nil {
+		cfg.DefaultTopicQueueNums = *file.DefaultTopicQueueNums
+	}
+	if file.LongPolling != nil {
+		cfg.LongPolling = *file.LongPolling
+	}
+	if file.SendWorkers != nil {
+		cfg.SendWorkers = *file.SendWorkers
+	}
+	if file.SendQueueSize != nil {
+		cfg.SendQueueSize = *file.SendQueueSize
+	}
+	if file.MaxReconsumeTimes != nil {
+		cfg.MaxReconsumeTimes = *file.MaxReconsumeTimes
+	}
+	for _, d := range []struct {
+		key string
+		val string
+		dst *time.Duration
+	}{
+		{"maxSuspend", file.MaxSuspend, &cfg.MaxSuspend},
+		{"sendQueueMaxWait", file.SendQueueMaxWait, &cfg.SendQueueMaxWait},
+		{"registerInterval", file.RegisterInterval, &cfg.RegisterInterval},
+	} {
+		if d.val == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.val)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("%s %q: want a positive duration such as 200ms", d.key, d.val)
+		}
+		*d.dst = v
+	}
+	if file.DelayLevels != "" {
+		levels, err := broker.ParseDelayLevels(file.DelayLevels)
+		if err != nil {
+			return fmt.Errorf("delayLevels: %w", err)
+		}
+		cfg.DelayLevels = levels
+	}
+	return nil
+}
+
+// runBroker runs a broker until ctx is cancelled (SIGINT/SIGTERM), then
+// stops it cleanly.
+func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLevel string) error {
+	log, err := newLogger(logLevel)
+	if err != nil {
+		return err
+	}
+	bcfg.Logger = log
+	scfg.Logger = log.With("component", "store")
+	if len(bcfg.NamesrvAddrs) == 0 {
+		log.Warn("no name server given: clients can only reach this broker directly")
+	}
+	b, err := broker.New(bcfg, broker.OpenStore(scfg, bcfg.DelayLevels))
+	if err != nil {
+		return err
+	}
+	if err := b.Start(ctx); err != nil {
+		return err
+	}
+	log.Info("broker serving", "addr", b.Addr(), "store", scfg.Root, "writePath", scfg.CommitLog.Path,
+		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize)
+	<-ctx.Done()
+	log.Info("broker stopping")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := b.Shutdown(sctx); err != nil {
+		return fmt.Errorf("broker: shutdown: %w", err)
+	}
+	return nil
+}
