@@ -55,7 +55,45 @@ func (l *Log) Append(ctx context.Context, m *record.Message, queueOffset int64) 
 // offsets starting at firstQueueOffset, all in one segment (a batch is
 // never split), under one acquisition of the append lock, and waits once for
 // the flush policy. Results are appended to dst.
+//
+// If the append itself fails nothing was stored and dst is returned
+// unchanged. If waiting for durability fails (FLUSH_DISK_TIMEOUT, a flush
+// error, ctx ending) the records ARE in the log: the Results describe them,
+// each carrying the status, and the error says why durability is unknown.
 func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueueOffset int64, dst []Result) ([]Result, error) {
+	base := len(dst)
+	dst, err := l.AppendBatchNoWait(ctx, msgs, firstQueueOffset, dst)
+	if err != nil || len(dst) == base || !wantsWait(msgs) {
+		return dst, err
+	}
+	last := dst[len(dst)-1]
+	if err := l.Commit(ctx, last.PhysOffset+int64(last.Size)); err != nil {
+		st := StatusOf(err)
+		for i := base; i < len(dst); i++ {
+			dst[i].Status = st
+		}
+		return dst, err
+	}
+	return dst, nil
+}
+
+// wantsWait reports whether any message waits for durability (RocketMQ's
+// WAIT property, absent = true).
+func wantsWait(msgs []*record.Message) bool {
+	for _, m := range msgs {
+		if v, ok := record.Property(m.Properties, PropertyWait); !ok || v != "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// AppendBatchNoWait is AppendBatch without the wait for the flush policy,
+// for callers that hold their own lock around the append and wait outside it
+// with Commit (the store's per-queue lock). Under the sync policy the flush
+// still runs under the append lock — one flush per append — so Commit then
+// returns at once.
+func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, firstQueueOffset int64, dst []Result) ([]Result, error) {
 	if l.closed.Load() {
 		return dst, statusErr(ServiceNotAvailable, ErrClosed)
 	}
@@ -68,11 +106,12 @@ func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueu
 	bp := l.getScratch()
 	defer l.scratch.Put(bp)
 	buf := (*bp)[:0]
-	wait := false
 	base := len(dst)
 	for i, m := range msgs {
 		if !m.StoreHost.IsValid() {
-			m.StoreHost = l.cfg.StoreHost
+			c := *m // never modify the caller's message
+			c.StoreHost = l.cfg.StoreHost
+			m = &c
 		}
 		if err := record.Validate(m, l.cfg.MaxBodySize); err != nil {
 			if errors.Is(err, record.ErrPropertiesTooLong) {
@@ -86,15 +125,14 @@ func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueu
 		if err != nil {
 			return dst[:base], statusErr(MessageIllegal, err)
 		}
-		if v, ok := record.Property(m.Properties, PropertyWait); !ok || v != "false" {
-			wait = true
-		}
+		// PhysOffset holds the offset within buf until the append places it.
 		dst = append(dst, Result{Size: int32(len(buf) - start), QueueOffset: firstQueueOffset + int64(i), PhysOffset: int64(start)})
 	}
 	*bp = buf
 	if int64(len(buf))+record.BlankMinLen > l.cfg.SegmentSize {
 		return dst[:base], statusErr(MessageIllegal, fmt.Errorf("commitlog: %d-byte batch does not fit a %d-byte segment", len(buf), l.cfg.SegmentSize))
 	}
+	inline := l.cfg.Flush.Kind == flush.Sync && wantsWait(msgs)
 
 	t0 := nanotime()
 	l.mu.Lock()
@@ -110,7 +148,6 @@ func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueu
 	// sync: the flush runs under the append lock, so it covers exactly this
 	// append and nothing else can piggyback on it: one flush per append.
 	var cerr error
-	inline := wait && l.cfg.Flush.Kind == flush.Sync
 	if err == nil && inline {
 		cerr = l.commit(ctx, phys+int64(len(buf)))
 	}
@@ -129,27 +166,32 @@ func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueu
 	}
 	l.st.appends.Add(uint64(len(msgs)))
 	l.st.bytes.Add(uint64(len(buf)))
+	host := l.cfg.StoreHost
 	for i := base; i < len(dst); i++ {
 		r := &dst[i]
+		if h := msgs[i-base].StoreHost; h.IsValid() {
+			host = h
+		}
 		r.PhysOffset += phys
 		r.StoreTimestamp = storeTS
-		r.MsgID = record.OffsetMsgID(msgs[i-base].StoreHost, r.PhysOffset)
+		r.MsgID = record.OffsetMsgID(host, r.PhysOffset)
 		r.LockHeld = time.Duration(held)
-	}
-	if wait && !inline {
-		cerr = l.commit(ctx, phys+int64(len(buf)))
-	}
-	if cerr != nil {
-		st := StatusOf(cerr)
-		for i := base; i < len(dst); i++ {
-			dst[i].Status = st
+		if cerr != nil {
+			r.Status = StatusOf(cerr)
 		}
-		if st.Stored() {
-			return dst, cerr
-		}
-		return dst[:base], cerr
 	}
-	return dst, nil
+	return dst, cerr
+}
+
+// Commit waits until end is as durable as the flush policy promises (sync
+// and group: flushed; async: at once). Errors are *StatusError:
+// FLUSH_DISK_TIMEOUT (group timeout), SERVICE_NOT_AVAILABLE (a sticky flush
+// error), UNKNOWN_ERROR wrapping ctx's error.
+func (l *Log) Commit(ctx context.Context, end int64) error {
+	if l.cfg.Flush.Kind == flush.Sync && l.flushed.Load() >= end {
+		return nil // flushed under the append lock
+	}
+	return l.commit(ctx, end)
 }
 
 // appendLocked writes the encoded batch at the end of the log, rolling to a

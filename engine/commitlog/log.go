@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -200,9 +201,9 @@ func (l *Log) commit(ctx context.Context, end int64) error {
 	switch {
 	case err == nil:
 		return nil
-	case err == flush.ErrTimeout:
+	case errors.Is(err, flush.ErrTimeout):
 		return statusErr(FlushDiskTimeout, err)
-	case err == context.Canceled || err == context.DeadlineExceeded:
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return statusErr(UnknownError, err)
 	default:
 		return statusErr(ServiceNotAvailable, l.setErr(err))

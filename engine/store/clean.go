@@ -1,0 +1,147 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/segment"
+)
+
+// CleanReport describes one cleaning pass.
+type CleanReport struct {
+	// DiskUsage is the used fraction of the store's partition.
+	DiskUsage float64
+	// DiskFull is the state after the pass (puts refused).
+	DiskFull bool
+	// TimeToDelete: the hour is in DeleteWhen. SpaceToDelete: usage above
+	// DiskMaxUsedSpaceRatio (or above the forcible ratios).
+	// CleanImmediately: usage above DiskSpaceCleanForciblyRatio, so
+	// segments went regardless of age.
+	TimeToDelete, SpaceToDelete, CleanImmediately bool
+	// SegmentsDeleted, ConsumeQueueFilesDeleted and IndexFilesDeleted
+	// count the files removed.
+	SegmentsDeleted          int
+	ConsumeQueueFilesDeleted int
+	IndexFilesDeleted        int
+	// MinOffset is the commit log's min offset after the pass.
+	MinOffset int64
+}
+
+// CleanOnce runs one pass of CleanCommitLogService and
+// CleanConsumeQueueService (rocketmq-store.md §9) as of now:
+//
+//   - usage above DiskSpaceWarningLevelRatio marks the disk full (puts get
+//     SERVICE_NOT_AVAILABLE / ErrDiskFull) and cleans immediately; above
+//     DiskSpaceCleanForciblyRatio it cleans immediately; at or below it the
+//     disk is marked OK again;
+//   - when now's hour is in DeleteWhen, usage is above DiskMaxUsedSpaceRatio,
+//     or cleaning is immediate, up to DeleteFilesBatchMax segments are deleted
+//     oldest first while their file mtime is older than FileReservedTime
+//     (any age when immediate), never the active one, stopping at the first
+//     that stays;
+//   - consume-queue files and index files wholly below the commit log's new
+//     min offset are removed and the queues' min offsets corrected.
+//
+// The background cleaner calls it every CleanInterval; tests call it.
+func (s *Store) CleanOnce(now time.Time) (CleanReport, error) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	var rep CleanReport
+	if s.closed.Load() {
+		return rep, ErrClosed
+	}
+	s.cleanMu.Lock()
+	defer s.cleanMu.Unlock()
+
+	usage, uerr := s.cfg.DiskUsage(s.cfg.Root)
+	if uerr != nil {
+		uerr = fmt.Errorf("store: disk usage: %w", uerr)
+		usage = -1 // RocketMQ treats an unknown ratio as "space to delete"
+	}
+	rep.DiskUsage = usage
+	switch {
+	case usage > s.cfg.DiskSpaceWarningLevelRatio:
+		if !s.diskFull.Swap(true) {
+			s.cfg.Logger.Error("store: disk maybe full soon; refusing puts", "usage", usage, "root", s.cfg.Root)
+		}
+		rep.CleanImmediately = true
+	case usage > s.cfg.DiskSpaceCleanForciblyRatio:
+		rep.CleanImmediately = true
+	default:
+		if s.diskFull.Swap(false) {
+			s.cfg.Logger.Info("store: disk space OK; accepting puts", "usage", usage)
+		}
+	}
+	rep.SpaceToDelete = rep.CleanImmediately || usage < 0 || usage > s.cfg.DiskMaxUsedSpaceRatio
+	rep.TimeToDelete = s.deleteHours[now.Hour()]
+	rep.DiskFull = s.diskFull.Load()
+
+	var errs []error
+	if uerr != nil {
+		errs = append(errs, uerr)
+	}
+	if rep.TimeToDelete || rep.SpaceToDelete {
+		n, err := s.deleteExpiredSegments(now, rep.CleanImmediately)
+		rep.SegmentsDeleted = n
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if n > 0 {
+			s.st.segmentsCleaned.Add(uint64(n))
+			s.cfg.Logger.Info("store: deleted expired commit-log segments", "count", n,
+				"immediately", rep.CleanImmediately, "usage", usage, "minOffset", s.log.MinOffset())
+		}
+	}
+	rep.MinOffset = s.log.MinOffset()
+	if rep.MinOffset > s.lastCleanMin {
+		ok := true
+		n, err := s.cq.DeleteBelowPhy(rep.MinOffset)
+		rep.ConsumeQueueFilesDeleted = n
+		if err != nil {
+			ok = false
+			errs = append(errs, fmt.Errorf("store: clean consume queues: %w", err))
+		}
+		if s.idx != nil {
+			m, err := s.idx.DeleteBelowPhy(rep.MinOffset)
+			rep.IndexFilesDeleted = m
+			if err != nil {
+				ok = false
+				errs = append(errs, fmt.Errorf("store: clean index: %w", err))
+			}
+		}
+		if ok {
+			s.lastCleanMin = rep.MinOffset
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// deleteExpiredSegments is deleteExpiredFileByTime.
+func (s *Store) deleteExpiredSegments(now time.Time, cleanAtOnce bool) (int, error) {
+	expired := func(seg *segment.Segment) bool {
+		if cleanAtOnce {
+			return true
+		}
+		fi, err := s.cfg.FS.Stat(seg.Path())
+		if err != nil {
+			return false
+		}
+		return !now.Before(fi.ModTime().Add(s.cfg.FileReservedTime))
+	}
+	deleted := 0
+	for deleted < s.cfg.DeleteFilesBatchMax {
+		if deleted > 0 && s.cfg.DeleteFileInterval > 0 {
+			time.Sleep(s.cfg.DeleteFileInterval)
+		}
+		n, err := s.log.DeleteOldest(1, expired)
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return deleted, nil
+}

@@ -1,0 +1,331 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/consumequeue"
+	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/record"
+)
+
+// scheduleTopic is SCHEDULE_TOPIC_XXXX: its units carry the delivery time
+// as tags code.
+const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
+
+// dispatchChunk is how much of the commit log the dispatcher reads at once.
+const dispatchChunk = 1 << 20
+
+// dispatcher is ReputMessageService's state. from and the counters are
+// atomics read by any goroutine; everything else belongs to the goroutine
+// that dispatches (recovery during Open, then the reput goroutine, then
+// Close's final drain inside that goroutine).
+type dispatcher struct {
+	from atomic.Int64 // reputFromOffset: next commit-log offset to dispatch
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+
+	buf    []byte
+	topics map[string]*topicQueues
+	keys   []string
+
+	// indexSkipUpTo: records at or below it are already indexed.
+	indexSkipUpTo int64
+	// samples of (end offset, store time) awaiting the flushed offset, to
+	// advance the checkpoint's physicMsgTimestamp.
+	samples    []tsSample
+	lastSample int64
+	lastErrOff int64 // offset of the last logged dispatch error
+
+	paused atomic.Bool // tests and benchmarks hold dispatch
+
+	lastTS    atomic.Int64 // store time of the last dispatched record
+	records   atomic.Uint64
+	lastDelay atomic.Int64 // ns between store time and dispatch, last record
+	maxDelay  atomic.Int64
+	errors    atomic.Uint64
+}
+
+type topicQueues struct {
+	name   string
+	queues map[int32]*consumequeue.Queue
+}
+
+type tsSample struct{ end, ts int64 }
+
+const maxSamples = 4096
+
+// reputEnd is the offset dispatch may reach (getReputEndOffset): the flushed
+// offset under sync/group flush (consumers see only durable records), the
+// written end under async.
+func (s *Store) reputEnd() int64 {
+	if s.cfg.CommitLog.Flush.Kind == flush.Async {
+		return s.log.MaxOffset()
+	}
+	return s.log.FlushedOffset()
+}
+
+func (s *Store) wakeDispatcher() {
+	if s.disp.wake == nil {
+		return
+	}
+	select {
+	case s.disp.wake <- struct{}{}:
+	default:
+	}
+}
+
+// reputLoop is the dispatcher goroutine: every ReputInterval or when woken
+// it dispatches up to reputEnd. On stop it drains to the end and exits.
+func (s *Store) reputLoop() {
+	defer close(s.disp.done)
+	t := time.NewTicker(s.cfg.ReputInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.disp.stop:
+			if _, err := s.reputUntil(s.reputEnd(), true); err != nil {
+				s.cfg.Logger.Error("store: final dispatch", "err", err)
+			}
+			s.advancePhysicTS()
+			return
+		case <-s.disp.wake:
+		case <-t.C:
+		}
+		if s.disp.paused.Load() {
+			continue
+		}
+		if _, err := s.reputUntil(s.reputEnd(), true); err != nil {
+			s.disp.errors.Add(1)
+			if off := s.disp.from.Load(); off != s.disp.lastErrOff {
+				s.disp.lastErrOff = off
+				s.cfg.Logger.Error("store: dispatch stalled", "offset", off, "err", err)
+			}
+		}
+		s.advancePhysicTS()
+	}
+}
+
+// reputUntil dispatches records from disp.from up to end (doReput) and
+// returns how many it dispatched. It stops at the first error, leaving
+// disp.from at the record that failed (retried later).
+func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
+	var n int64
+	segSize := s.log.SegmentSize()
+	maxRec := s.log.MaxRecordSize()
+	for {
+		from := s.disp.from.Load()
+		if from >= end {
+			break
+		}
+		if minOff := s.log.MinOffset(); from < minOff {
+			// The segment was cleaned before it was dispatched.
+			s.disp.from.Store(minOff)
+			continue
+		}
+		segEnd := from - from%segSize + segSize
+		want := min(end, segEnd) - from
+		chunk := min(want, dispatchChunk)
+		if chunk < record.BlankMinLen {
+			return n, s.corrupt(from, fmt.Errorf("%d bytes before the end of the segment or of the readable log", chunk))
+		}
+		if int64(cap(s.disp.buf)) < chunk {
+			s.disp.buf = make([]byte, max(chunk, 64<<10))
+		}
+		buf := s.disp.buf[:chunk]
+		if _, err := s.log.ReadAt(buf, from); err != nil {
+			return n, fmt.Errorf("store: dispatch read at %d: %w", from, err)
+		}
+		p := int64(0)
+		for p+record.BlankMinLen <= chunk {
+			off := from + p
+			size, magic, err := record.PeekSize(buf[p:])
+			if err != nil {
+				return n, s.corrupt(off, err)
+			}
+			if magic == record.MagicBlank {
+				s.disp.from.Store(s.log.RollNextFile(off))
+				break
+			}
+			if int(size) > maxRec {
+				return n, s.corrupt(off, fmt.Errorf("record size %d over %d", size, maxRec))
+			}
+			if p+int64(size) > chunk {
+				if p > 0 {
+					break // read again from this record
+				}
+				if int64(size) > want {
+					return n, s.corrupt(off, fmt.Errorf("record of %d bytes runs past %d", size, from+want))
+				}
+				big := make([]byte, size)
+				if _, err := s.log.ReadAt(big, off); err != nil {
+					return n, fmt.Errorf("store: dispatch read at %d: %w", off, err)
+				}
+				s.disp.buf = big
+				buf, chunk = big, int64(size)
+			}
+			rec, err := record.Decode(buf[p:p+int64(size)], false)
+			if err != nil {
+				return n, s.corrupt(off, err)
+			}
+			if rec.PhysicalOffset != off {
+				return n, s.corrupt(off, fmt.Errorf("record says physical offset %d", rec.PhysicalOffset))
+			}
+			if err := s.dispatchRecord(off, &rec, notify); err != nil {
+				return n, err
+			}
+			n++
+			p += int64(size)
+			s.disp.from.Store(off + int64(size))
+		}
+	}
+	if n > 0 {
+		s.pushSample(s.disp.from.Load(), s.disp.lastTS.Load())
+	}
+	return n, nil
+}
+
+func (s *Store) corrupt(off int64, err error) error {
+	path := "?"
+	for _, seg := range s.log.Segments() {
+		if seg.Contains(off) {
+			path = seg.Path()
+		}
+	}
+	return &commitlog.CorruptionError{Path: path, Offset: off, Err: err}
+}
+
+// dispatchRecord builds the consume-queue unit and index entries of the
+// record at off (CommitLogDispatcherBuildConsumeQueue / BuildIndex) and
+// notifies the arriving listener. Both targets ignore repeats, so recovery
+// may dispatch a record twice.
+func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error {
+	d := &s.disp
+	tq := d.topics[string(rec.Topic)]
+	if tq == nil {
+		if d.topics == nil {
+			d.topics = map[string]*topicQueues{}
+		}
+		tq = &topicQueues{name: string(rec.Topic), queues: map[int32]*consumequeue.Queue{}}
+		d.topics[tq.name] = tq
+	}
+	tx := record.TransactionType(rec.SysFlag)
+	isConsumable := tx == record.TransactionNot || tx == record.TransactionCommit
+	if isConsumable {
+		q := tq.queues[rec.QueueID]
+		if q == nil {
+			var err error
+			if q, err = s.cq.Queue(tq.name, rec.QueueID, true); err != nil {
+				return fmt.Errorf("store: consume queue %s/%d: %w", tq.name, rec.QueueID, err)
+			}
+			tq.queues[rec.QueueID] = q
+		}
+		u := consumequeue.Unit{PhyOffset: off, Size: rec.TotalSize, TagsCode: s.tagsCode(tq.name, rec)}
+		if err := q.Put(rec.QueueOffset, u); err != nil {
+			return fmt.Errorf("store: consume queue %s/%d offset %d: %w", tq.name, rec.QueueID, rec.QueueOffset, err)
+		}
+	}
+	if s.idx != nil && tx != record.TransactionRollback && off > d.indexSkipUpTo {
+		keys := d.keys[:0]
+		if k, ok := rec.Property(record.PropertyUniqKey); ok && len(k) > 0 {
+			keys = append(keys, string(k))
+		}
+		if ks, ok := rec.Property(record.PropertyKeys); ok {
+			for _, k := range bytes.Split(ks, []byte(record.KeySeparator)) {
+				if len(k) > 0 {
+					keys = append(keys, string(k))
+				}
+			}
+		}
+		d.keys = keys
+		if len(keys) > 0 {
+			if err := s.idx.Put(tq.name, keys, off, rec.StoreTimestamp); err != nil {
+				return fmt.Errorf("store: index record at %d: %w", off, err)
+			}
+		}
+	}
+	d.lastTS.Store(rec.StoreTimestamp)
+	d.records.Add(1)
+	if notify {
+		delay := int64(time.Since(time.UnixMilli(rec.StoreTimestamp)))
+		d.lastDelay.Store(delay)
+		maxStore(&d.maxDelay, delay)
+		if isConsumable {
+			if f := s.arriving.Load(); f != nil {
+				(*f)(tq.name, rec.QueueID, rec.QueueOffset+1)
+			}
+		}
+	}
+	return nil
+}
+
+// tagsCode is the unit's tags code: the TAGS hash, or for a delayed
+// message in SCHEDULE_TOPIC_XXXX its delivery time.
+func (s *Store) tagsCode(topic string, rec *record.Record) int64 {
+	if topic == scheduleTopic {
+		if v, ok := rec.Property(record.PropertyDelayTimeLevel); ok {
+			if lvl, err := strconv.Atoi(string(v)); err == nil && lvl > 0 {
+				lvl = min(lvl, len(s.delayLevels))
+				return rec.StoreTimestamp + s.delayLevels[lvl-1].Milliseconds()
+			}
+		}
+	}
+	return rec.TagsCode()
+}
+
+// pushSample remembers that records up to end were stored by ts.
+func (s *Store) pushSample(end, ts int64) {
+	d := &s.disp
+	if len(d.samples) >= maxSamples || (len(d.samples) > 0 && ts-d.lastSample < 10) {
+		return
+	}
+	d.samples = append(d.samples, tsSample{end, ts})
+	d.lastSample = ts
+}
+
+// advancePhysicTS moves the checkpoint's physicMsgTimestamp to the newest
+// sample the commit log has flushed past.
+func (s *Store) advancePhysicTS() {
+	d := &s.disp
+	flushed := s.log.FlushedOffset()
+	i := 0
+	for i < len(d.samples) && d.samples[i].end <= flushed {
+		maxStore(&s.physicTS, d.samples[i].ts)
+		i++
+	}
+	if i > 0 {
+		d.samples = append(d.samples[:0], d.samples[i:]...)
+	}
+}
+
+// DispatchBehindBytes is how far the dispatcher is behind the commit log's
+// written end (dispatchBehindBytes; under sync/group flush this includes
+// bytes not flushed yet).
+func (s *Store) DispatchBehindBytes() int64 {
+	return max(0, s.log.MaxOffset()-s.disp.from.Load())
+}
+
+// DispatchedOffset is reputFromOffset: records below it are in the consume
+// queues and the index.
+func (s *Store) DispatchedOffset() int64 { return s.disp.from.Load() }
+
+// WaitDispatched blocks until every record appended before the call has
+// been dispatched, or timeout passes (false).
+func (s *Store) WaitDispatched(timeout time.Duration) bool {
+	target := s.log.MaxOffset()
+	deadline := time.Now().Add(timeout)
+	for s.disp.from.Load() < target {
+		if s.closed.Load() || time.Now().After(deadline) {
+			return false
+		}
+		s.wakeDispatcher()
+		time.Sleep(200 * time.Microsecond)
+	}
+	return true
+}

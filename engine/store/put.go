@@ -1,0 +1,280 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/record"
+)
+
+// topicQueueLockNum is RocketMQ's topicQueueLockNum: stripes of the
+// per-"topic-queueId" lock that covers queue-offset assignment and the
+// append.
+const topicQueueLockNum = 32
+
+type queueKey struct {
+	topic string
+	id    int32
+}
+
+// queueStripe is one stripe of the topic-queue lock with the part of
+// topicQueueTable ("topic-queueId" → next queue offset) it guards.
+type queueStripe struct {
+	mu   sync.Mutex
+	next map[queueKey]int64 // guarded by mu
+	_    [40]byte           // keep stripes on separate cache lines
+}
+
+// stripeFor hashes "topic-queueId" (FNV-1a) onto a stripe.
+func (s *Store) stripeFor(topic string, id int32) *queueStripe {
+	h := uint32(2166136261)
+	for i := 0; i < len(topic); i++ {
+		h = (h ^ uint32(topic[i])) * 16777619
+	}
+	h = (h ^ uint32(id)) * 16777619
+	return &s.stripes[h%topicQueueLockNum]
+}
+
+// PutResult is RocketMQ's PutMessageResult with its AppendMessageResult.
+type PutResult struct {
+	Status PutStatus
+	// WroteOffset is the commit-log offset of the (first) record;
+	// WroteBytes the total record bytes written.
+	WroteOffset int64
+	WroteBytes  int64
+	// MsgID is the offset message id (comma-joined for a batch).
+	MsgID string
+	// UniqKey is the UNIQ_KEY (client message id) of the message, added by
+	// the store when it was missing (comma-joined for a batch).
+	UniqKey string
+	// QueueOffset is the (first) message's queue offset; MsgNum the number
+	// of messages.
+	QueueOffset int64
+	MsgNum      int
+	// StoreTimestamp is the STORETIMESTAMP written.
+	StoreTimestamp int64
+	// LockHeld is how long the append held the commit log's append lock.
+	LockHeld time.Duration
+}
+
+// withUniqKey returns m, or a copy of m with a new UNIQ_KEY property when it
+// has none (SendMessageProcessor sets one for producers that did not), and
+// the key. A message without a store host is copied too (the commit log
+// fills it in), so the caller's message is never modified.
+func withUniqKey(m *record.Message) (*record.Message, string) {
+	k, ok := record.Property(m.Properties, record.PropertyUniqKey)
+	if ok && m.StoreHost.IsValid() {
+		return m, k
+	}
+	c := *m
+	if !ok {
+		k = record.NewUniqID()
+		c.Properties = string(record.AppendProperty([]byte(m.Properties), record.PropertyUniqKey, k))
+	}
+	return &c, k
+}
+
+// wantsWait reports whether the producer waits for the flush policy
+// (PROPERTY_WAIT_STORE_MSG_OK is not "false").
+func wantsWait(m *record.Message) bool {
+	v, ok := record.Property(m.Properties, record.PropertyWaitStoreMsgOK)
+	return !ok || v != "false"
+}
+
+// admit checks that the store takes puts. REQUIRES: s.life held shared.
+func (s *Store) admit() error {
+	if s.closed.Load() {
+		return statusErr(ServiceNotAvailable, ErrClosed)
+	}
+	if s.diskFull.Load() {
+		return statusErr(ServiceNotAvailable, ErrDiskFull)
+	}
+	return nil
+}
+
+// Put stores one message: under the message's topic-queue stripe lock its
+// queue offset is read from the queue table, the record appended to the
+// commit log and the table advanced; then, outside the lock, Put waits as
+// the flush policy requires (sync: a flush; group: the group commit; async:
+// nothing). A message without UNIQ_KEY gets one (m is not modified).
+// PREPARED and ROLLBACK transaction messages get queue offset 0 and no
+// consume-queue unit.
+//
+// On success the error is nil and Status PutOK. Otherwise the error is a
+// *StatusError (StatusOf): FLUSH_DISK_TIMEOUT means stored, durability
+// unknown (also when ctx ended during the wait); the other statuses mean
+// nothing was stored.
+func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if err := s.admit(); err != nil {
+		s.st.putFailures.Add(1)
+		return PutResult{Status: StatusOf(err)}, err
+	}
+	m, uniq := withUniqKey(m)
+	// The commit log appends without waiting for durability (under sync it
+	// flushes under its append lock); the wait happens in finishPut, outside
+	// the queue lock, so producers of one queue share group commits.
+	one := [1]*record.Message{m}
+	var buf [1]commitlog.Result
+	var rs []commitlog.Result
+	var err error
+	if consumable(m.SysFlag) {
+		st := s.stripeFor(m.Topic, m.QueueID)
+		k := queueKey{m.Topic, m.QueueID}
+		st.mu.Lock()
+		off := st.next[k]
+		rs, err = s.log.AppendBatchNoWait(ctx, one[:], off, buf[:0])
+		if len(rs) > 0 { // stored (even if an inline sync flush failed)
+			st.next[k] = off + 1
+		}
+		st.mu.Unlock()
+	} else {
+		rs, err = s.log.AppendBatchNoWait(ctx, one[:], 0, buf[:0])
+	}
+	if len(rs) == 0 {
+		s.st.putFailures.Add(1)
+		return PutResult{Status: StatusOf(err)}, err
+	}
+	r := rs[0]
+	res := PutResult{
+		Status: PutOK, WroteOffset: r.PhysOffset, WroteBytes: int64(r.Size), MsgID: r.MsgID, UniqKey: uniq,
+		QueueOffset: r.QueueOffset, MsgNum: 1, StoreTimestamp: r.StoreTimestamp, LockHeld: r.LockHeld,
+	}
+	s.st.puts.Add(1)
+	s.st.putMessages.Add(1)
+	s.st.putBytes.Add(uint64(r.Size))
+	if err != nil { // stored, but the inline sync flush failed
+		return s.putWaitFailed(res, err)
+	}
+	return s.finishPut(ctx, res, wantsWait(m))
+}
+
+// PutBatch stores msgs, which must share topic and queue id and must not be
+// transactional, as consecutive records with consecutive queue offsets, in
+// one segment, under one acquisition of the queue and append locks, with
+// one wait for the flush policy (putMessages of a MessageExtBatch). Errors
+// are Put's.
+func (s *Store) PutBatch(ctx context.Context, msgs []*record.Message) (PutResult, error) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if err := s.admit(); err != nil {
+		s.st.putFailures.Add(1)
+		return PutResult{Status: StatusOf(err)}, err
+	}
+	if err := checkBatch(msgs); err != nil {
+		s.st.putFailures.Add(1)
+		return PutResult{Status: MessageIllegal}, statusErr(MessageIllegal, err)
+	}
+	batch := make([]*record.Message, len(msgs))
+	var uniq strings.Builder
+	wait := false
+	for i, m := range msgs {
+		var k string
+		batch[i], k = withUniqKey(m)
+		if i > 0 {
+			uniq.WriteByte(',')
+		}
+		uniq.WriteString(k)
+		wait = wait || wantsWait(m)
+	}
+	topic, id := msgs[0].Topic, msgs[0].QueueID
+	st := s.stripeFor(topic, id)
+	k := queueKey{topic, id}
+	st.mu.Lock()
+	off := st.next[k]
+	rs, err := s.log.AppendBatchNoWait(ctx, batch, off, nil)
+	if len(rs) > 0 {
+		st.next[k] = off + int64(len(batch))
+	}
+	st.mu.Unlock()
+	if len(rs) == 0 {
+		s.st.putFailures.Add(1)
+		return PutResult{Status: StatusOf(err)}, err
+	}
+	res := PutResult{
+		Status: PutOK, WroteOffset: rs[0].PhysOffset, UniqKey: uniq.String(), QueueOffset: rs[0].QueueOffset,
+		MsgNum: len(rs), StoreTimestamp: rs[0].StoreTimestamp, LockHeld: rs[0].LockHeld,
+	}
+	ids := make([]byte, 0, len(rs)*33)
+	for i, r := range rs {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = append(ids, r.MsgID...)
+		res.WroteBytes += int64(r.Size)
+	}
+	res.MsgID = string(ids)
+	s.st.puts.Add(1)
+	s.st.putMessages.Add(uint64(len(rs)))
+	s.st.putBytes.Add(uint64(res.WroteBytes))
+	if err != nil {
+		return s.putWaitFailed(res, err)
+	}
+	return s.finishPut(ctx, res, wait)
+}
+
+func checkBatch(msgs []*record.Message) error {
+	if len(msgs) == 0 {
+		return fmt.Errorf("%w: no messages", ErrBatch)
+	}
+	for _, m := range msgs {
+		if m.Topic != msgs[0].Topic || m.QueueID != msgs[0].QueueID {
+			return fmt.Errorf("%w: messages for %s/%d and %s/%d", ErrBatch, msgs[0].Topic, msgs[0].QueueID, m.Topic, m.QueueID)
+		}
+		if !consumable(m.SysFlag) {
+			return fmt.Errorf("%w: transactional messages cannot be batched", ErrBatch)
+		}
+	}
+	return nil
+}
+
+// consumable reports whether a record gets a queue offset and a
+// consume-queue unit (not a PREPARED or ROLLBACK transaction message).
+func consumable(sysFlag int32) bool {
+	t := record.TransactionType(sysFlag)
+	return t == record.TransactionNot || t == record.TransactionCommit
+}
+
+// finishPut wakes the dispatcher and waits for the flush policy.
+func (s *Store) finishPut(ctx context.Context, res PutResult, wait bool) (PutResult, error) {
+	s.wakeDispatcher()
+	if !wait {
+		return res, nil
+	}
+	end := res.WroteOffset + res.WroteBytes
+	err := s.log.Commit(ctx, end)
+	s.wakeDispatcher() // the confirm offset moved (sync/group)
+	if err == nil {
+		return res, nil
+	}
+	return s.putWaitFailed(res, err)
+}
+
+// putWaitFailed reports a stored message whose durability is unknown: a
+// group-commit timeout or the caller giving up is FLUSH_DISK_TIMEOUT (stored,
+// as RocketMQ treats it); a flush error is SERVICE_NOT_AVAILABLE (the log is
+// no longer writable).
+func (s *Store) putWaitFailed(res PutResult, err error) (PutResult, error) {
+	switch commitlog.StatusOf(err) {
+	case FlushDiskTimeout:
+		res.Status = FlushDiskTimeout
+		s.st.flushTimeouts.Add(1)
+	case UnknownError:
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			res.Status = FlushDiskTimeout
+			s.st.flushTimeouts.Add(1)
+			break
+		}
+		fallthrough
+	default:
+		res.Status = ServiceNotAvailable
+		s.st.putFailures.Add(1)
+	}
+	return res, statusErr(res.Status, err)
+}
