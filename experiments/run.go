@@ -675,5 +675,5 @@ func residency(points []probe.Point, t0 time.Time) *result.Residency {
 
 // openSystem builds the engine for a cell.
 var openSystem = func(en Engine, dir string, h sysHooks) (system, error) {
-	return openLogSystem(en, dir, h)
+	return openStoreSystem(en, dir, h)
 }

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/engine/vfs"
 	"github.com/brokerlab/brokerlab/engine/vfs/faultfs"
 	"github.com/brokerlab/brokerlab/workloads"
@@ -92,53 +91,59 @@ func engineConfig(en Engine, dir string, h sysHooks) (commitlog.Config, *faultfs
 	return cfg, inj, nil
 }
 
-// logSystem is the engine core in-process: producers append to the commit
-// log directly (queue offsets assigned per queue as the store does).
-type logSystem struct {
-	log  *commitlog.Log
+// storeSystem is the engine in-process: producers put into the message
+// store, consumers pull from it (the broker's code path minus the network).
+type storeSystem struct {
+	st   *store.Store
 	inj  *faultfs.Injector
-	cfg  commitlog.Config
+	cfg  store.Config
 	host netip.AddrPort
-
-	mu   sync.Mutex
-	qoff map[string]*atomic.Int64
 }
 
-func openLogSystem(en Engine, dir string, h sysHooks) (*logSystem, error) {
-	cfg, inj, err := engineConfig(en, dir, h)
+// ConsumerGroup is the group the harness's consumers pull as.
+const ConsumerGroup = "brokerlab-bench"
+
+func openStoreSystem(en Engine, dir string, h sysHooks) (*storeSystem, error) {
+	lc, inj, err := engineConfig(en, dir, h)
 	if err != nil {
 		return nil, err
 	}
-	l, err := commitlog.Open(cfg)
+	cfg := store.DefaultConfig(dir)
+	cfg.CommitLog = lc
+	cfg.FS = lc.FS
+	if lc.IO.Cache != nil {
+		cfg.ReadCacheBytes = int64(en.CacheSize)
+	}
+	st, err := store.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &logSystem{log: l, inj: inj, cfg: cfg, host: netip.MustParseAddrPort("127.0.0.1:50000"), qoff: map[string]*atomic.Int64{}}, nil
+	return &storeSystem{st: st, inj: inj, cfg: cfg, host: netip.MustParseAddrPort("127.0.0.1:50000")}, nil
 }
 
-func (s *logSystem) Driver() workloads.Driver { return logDriver{s} }
-func (s *logSystem) Source() workloads.Source { return nil }
-func (s *logSystem) SegmentDir() string       { return commitlog.SegmentDir(s.cfg.Dir) }
+func (s *storeSystem) Driver() workloads.Driver { return storeDriver{s} }
+func (s *storeSystem) Source() workloads.Source { return storeDriver{s} }
+func (s *storeSystem) SegmentDir() string       { return commitlog.SegmentDir(s.cfg.Root) }
 
-func (s *logSystem) Stats() sysStats {
-	st := s.log.Stats()
-	out := sysStats{Flush: st.Flush, Rolls: st.Segment.Rolls, SyncCreates: st.Segment.SyncCreates,
-		MaxLockHeld: st.MaxLockHeld, LockHeldNs: st.LockHeldNanos, Appends: st.Appends, CacheHitRate: -1}
-	if c := s.cfg.IO.Cache; c != nil {
-		out.CacheHitRate = c.Stats().HitRatio
+func (s *storeSystem) Stats() sysStats {
+	st := s.st.Stats()
+	out := sysStats{Flush: st.Flush, Rolls: st.CommitLog.Segment.Rolls, SyncCreates: st.CommitLog.Segment.SyncCreates,
+		MaxLockHeld: st.CommitLog.MaxLockHeld, LockHeldNs: st.CommitLog.LockHeldNanos, Appends: st.CommitLog.Appends, CacheHitRate: -1}
+	if s.cfg.CommitLog.IO.Cache != nil {
+		out.CacheHitRate = st.ReadCache.HitRatio
 	}
 	return out
 }
 
-func (s *logSystem) Stall(d time.Duration) { stallNext(s.inj, d) }
+func (s *storeSystem) Stall(d time.Duration) { stallNext(s.inj, d) }
 
-func (s *logSystem) Close() error {
-	err := s.log.Close()
-	if s.cfg.IO.Pool != nil {
-		s.cfg.IO.Pool.Close()
+func (s *storeSystem) Close() error {
+	err := s.st.Close()
+	if p := s.cfg.CommitLog.IO.Pool; p != nil {
+		p.Close()
 	}
-	if s.cfg.IO.Cache != nil {
-		s.cfg.IO.Cache.Close()
+	if c := s.cfg.CommitLog.IO.Cache; c != nil {
+		c.Close()
 	}
 	return err
 }
@@ -151,28 +156,44 @@ func stallNext(inj *faultfs.Injector, d time.Duration) {
 	}
 }
 
-func (s *logSystem) nextOffset(topic string, q int32) int64 {
-	key := topic + "-" + fmt.Sprint(q)
-	s.mu.Lock()
-	c, ok := s.qoff[key]
-	if !ok {
-		c = new(atomic.Int64)
-		s.qoff[key] = c
-	}
-	s.mu.Unlock()
-	return c.Add(1) - 1
+type storeDriver struct{ s *storeSystem }
+
+func (d storeDriver) Name() string { return "engine" }
+func (d storeDriver) Close() error { return nil }
+
+func (d storeDriver) Send(ctx context.Context, m *workloads.Message) error {
+	rm := record.Message{Topic: m.Topic, QueueID: m.QueueID, Body: m.Body, Properties: properties(m),
+		BornTimestamp: time.Now().UnixMilli(), BornHost: d.s.host, StoreHost: d.s.cfg.CommitLog.StoreHost}
+	_, err := d.s.st.Put(ctx, &rm)
+	return err
 }
 
-type logDriver struct{ s *logSystem }
+// Pull reads through the store's GetMessage (consume queue, then commit
+// log), as the broker's PULL_MESSAGE does.
+func (d storeDriver) Pull(ctx context.Context, topic string, queueID int32, offset int64, max int) ([][]byte, int64, error) {
+	r, err := d.s.st.GetMessage(ConsumerGroup, topic, queueID, offset, max, 0, nil)
+	if err != nil {
+		return nil, offset, err
+	}
+	if r.Status != store.Found {
+		if r.Status == store.OffsetTooSmall || r.Status == store.OffsetOverflowBadly {
+			return nil, r.NextBeginOffset, nil
+		}
+		return nil, offset, nil
+	}
+	bodies := make([][]byte, 0, len(r.Messages))
+	for _, m := range r.Messages {
+		rec, err := record.Decode(r.Buffer[m.Pos:m.Pos+int(m.Size)], false)
+		if err != nil {
+			return bodies, offset, fmt.Errorf("experiments: pulled record at %d: %w", m.PhysOffset, err)
+		}
+		bodies = append(bodies, rec.Body)
+	}
+	return bodies, r.NextBeginOffset, nil
+}
 
-func (d logDriver) Name() string { return "engine" }
-func (d logDriver) Close() error { return nil }
-
-func (d logDriver) Send(ctx context.Context, m *workloads.Message) error {
-	rm := record.Message{Topic: m.Topic, QueueID: m.QueueID, Body: m.Body, Properties: properties(m),
-		BornTimestamp: time.Now().UnixMilli(), BornHost: d.s.host}
-	_, err := d.s.log.Append(ctx, &rm, d.s.nextOffset(m.Topic, m.QueueID))
-	return err
+func (d storeDriver) MaxOffset(topic string, queueID int32) (int64, error) {
+	return d.s.st.GetMaxOffsetInQueue(topic, queueID), nil
 }
 
 // properties encodes KEYS and TAGS as RocketMQ's properties string.

@@ -22,8 +22,7 @@ type Config struct {
 	Root string
 	// CommitLog configures the commit log: write path (Path, IO), flush
 	// policy (Flush), segment size, body limit, store host, CRC check on
-	// recovery. Its Dir and FS are set from Root and FS. The store drives
-	// the flush policy in CommitLog.Flush itself (see the package doc).
+	// recovery. Its Dir and FS are set from Root and FS.
 	CommitLog commitlog.Config
 	// ConsumeQueue sizes consume-queue files.
 	ConsumeQueue consumequeue.Config
