@@ -62,18 +62,14 @@ func (e *Experiment) Cells() ([]Cell, error) {
 	}
 	for i := range cells {
 		c := &cells[i]
-		have := map[string]bool{}
+		// path and flush lead every name, swept or not.
+		lead := []Param{{"path", c.Exp.Engine.Path}, {"flush", c.Exp.Engine.Flush}}
 		for _, p := range c.Params {
-			have[p.Key] = true
+			if p.Key != "path" && p.Key != "flush" {
+				lead = append(lead, p)
+			}
 		}
-		var head []Param
-		if !have["path"] {
-			head = append(head, Param{"path", c.Exp.Engine.Path})
-		}
-		if !have["flush"] {
-			head = append(head, Param{"flush", c.Exp.Engine.Flush})
-		}
-		c.Params = append(head, c.Params...)
+		c.Params = lead
 		parts := make([]string, len(c.Params))
 		for j, p := range c.Params {
 			if strings.ContainsAny(p.Value, " /=") {

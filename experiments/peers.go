@@ -37,12 +37,13 @@ func openNATSSystem(exp Experiment, dir string) (*natsSystem, error) {
 	return &natsSystem{d: d, dir: d.StoreDir()}, nil
 }
 
-func (s *natsSystem) Driver() workloads.Driver { return s.d }
-func (s *natsSystem) Source() workloads.Source { return s.d }
-func (s *natsSystem) SegmentDir() string       { return s.dir }
-func (s *natsSystem) Stats() sysStats          { return sysStats{CacheHitRate: -1} }
-func (s *natsSystem) Stall(time.Duration)      {}
-func (s *natsSystem) Close() error             { return s.d.Close() }
+func (s *natsSystem) Driver() workloads.Driver   { return s.d }
+func (s *natsSystem) Source() workloads.Source   { return s.d }
+func (s *natsSystem) SegmentDir() string         { return s.dir }
+func (s *natsSystem) Stats() sysStats            { return sysStats{CacheHitRate: -1} }
+func (s *natsSystem) Stall(time.Duration)        {}
+func (s *natsSystem) Settle(time.Duration) error { return s.d.Flush(context.Background()) }
+func (s *natsSystem) Close() error               { return s.d.Close() }
 
 // peerCells are the NATS cells of an experiment: one per flush policy class
 // (durable, async) present in the brokerlab cells, with the base workload.

@@ -292,7 +292,7 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		}
 	}()
 
-	producers, consumers, primary, err := buildLoad(exp, sys)
+	producers, consumers, lags, primary, err := buildLoad(exp, sys)
 	if err != nil {
 		return rc, err
 	}
@@ -300,6 +300,12 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	if exp.Workload.Prefill > 0 {
 		if err := prefill(ctx, exp, sys); err != nil {
 			return rc, fmt.Errorf("prefill: %w", err)
+		}
+		if err := sys.Settle(2 * time.Minute); err != nil {
+			return rc, fmt.Errorf("prefill: %w", err)
+		}
+		if exp.Engine.DontNeed {
+			pagecache.DropDir(sys.SegmentDir()) // start the measured phase cold
 		}
 	}
 
@@ -373,6 +379,25 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		res.MeasureFrom = start
 	}
 	fillCell(&rc, col, res, run, st, stem)
+	// The catch-up of lagging consumers, from their start (the warm-up
+	// included: reading the backlog is the measurement).
+	for i, l := range lags {
+		cu := l.CatchUp()
+		sfx := ""
+		if i > 0 {
+			sfx = fmt.Sprintf("_%d", i)
+		}
+		rc.Extra["catchup_backlog_msgs"+sfx] = float64(cu.Backlog)
+		rc.Extra["catchup_msgs_read"+sfx] = float64(cu.Messages)
+		rc.Extra["catchup_mb_per_sec"+sfx] = cu.MBps
+		rc.Extra["catchup_msg_per_sec"+sfx] = cu.MsgPerSec
+		rc.Extra["catchup_seconds"+sfx] = cu.Elapsed.Seconds()
+		if cu.Done {
+			rc.Extra["catchup_done"+sfx] = 1
+		} else {
+			rc.Extra["catchup_done"+sfx] = 0
+		}
+	}
 	if res.Status == gen.StatusInterrupted || errors.Is(ctx.Err(), context.Canceled) {
 		rc.Error = "interrupted"
 	}
@@ -387,11 +412,11 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 // buildLoad makes the producers and consumers of a cell and names the
 // primary latency metric: response time from the intended send for an open
 // loop, service time for a closed loop.
-func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, string, error) {
+func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, []*gen.LagConsumer, string, error) {
 	w := exp.Workload
 	mc, err := messageConfig(exp)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	var producers []gen.Producer
 	primary := gen.MetricService
@@ -404,7 +429,7 @@ func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, stri
 		oc.Message = mc
 		p, err := gen.NewOpenLoop(oc, sys.Driver())
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, nil, "", err
 		}
 		producers = append(producers, p)
 		primary = gen.MetricResponse
@@ -414,14 +439,15 @@ func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, stri
 		cc.Message = mc
 		p, err := gen.NewClosedLoop(cc, sys.Driver())
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, nil, "", err
 		}
 		producers = append(producers, p)
 	}
 	var consumers []gen.Consumer
+	var lags []*gen.LagConsumer
 	src := sys.Source()
 	if (w.Tailing > 0 || w.Lagging > 0) && src == nil {
-		return nil, nil, "", fmt.Errorf("%w: this engine configuration cannot serve consumers", ErrConfig)
+		return nil, nil, nil, "", fmt.Errorf("%w: this engine configuration cannot serve consumers", ErrConfig)
 	}
 	queues := allQueues(exp)
 	for i := 0; i < w.Tailing; i++ {
@@ -429,7 +455,7 @@ func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, stri
 		cc.Queues = queues
 		c, err := gen.NewTailConsumer(cc, src)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, nil, "", err
 		}
 		consumers = append(consumers, c)
 	}
@@ -439,11 +465,12 @@ func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, stri
 		lc.BehindBytes = int64(w.LagBytes)
 		c, err := gen.NewLagConsumer(lc, src)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, nil, "", err
 		}
 		consumers = append(consumers, c)
+		lags = append(lags, c)
 	}
-	return producers, consumers, primary, nil
+	return producers, consumers, lags, primary, nil
 }
 
 func topicNames(exp Experiment) []string {

@@ -25,6 +25,10 @@ type system interface {
 	// SegmentDir holds the commit-log segments (for residency probes).
 	SegmentDir() string
 	Stats() sysStats
+	// Settle waits until everything written is visible to consumers (the
+	// store's dispatcher caught up), so a backlog is complete before the
+	// measured phase.
+	Settle(timeout time.Duration) error
 	// Stall delays the next flush of every kind by d (coordinated-omission
 	// experiments).
 	Stall(d time.Duration)
@@ -137,6 +141,13 @@ func (s *storeSystem) Stats() sysStats {
 
 func (s *storeSystem) Stall(d time.Duration) { stallNext(s.inj, d) }
 
+func (s *storeSystem) Settle(timeout time.Duration) error {
+	if !s.st.WaitDispatched(timeout) {
+		return fmt.Errorf("experiments: dispatch still %d bytes behind after %v", s.st.DispatchBehindBytes(), timeout)
+	}
+	return nil
+}
+
 func (s *storeSystem) Close() error {
 	err := s.st.Close()
 	if p := s.cfg.CommitLog.IO.Pool; p != nil {
@@ -168,10 +179,14 @@ func (d storeDriver) Send(ctx context.Context, m *workloads.Message) error {
 	return err
 }
 
+// maxPullBytes bounds one pull (RocketMQ's MAX_PULL_MSG_SIZE is 128 MiB);
+// the store's hot/cold transfer caps apply below it.
+const maxPullBytes = 128 << 20
+
 // Pull reads through the store's GetMessage (consume queue, then commit
 // log), as the broker's PULL_MESSAGE does.
 func (d storeDriver) Pull(ctx context.Context, topic string, queueID int32, offset int64, max int) ([][]byte, int64, error) {
-	r, err := d.s.st.GetMessage(ConsumerGroup, topic, queueID, offset, max, 0, nil)
+	r, err := d.s.st.GetMessage(ConsumerGroup, topic, queueID, offset, max, maxPullBytes, nil)
 	if err != nil {
 		return nil, offset, err
 	}
