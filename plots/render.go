@@ -88,6 +88,7 @@ func RunFigures(runDir string) ([]*Figure, error) {
 			return f, err
 		})
 	}
+	add("service-vs-response", func() (*Figure, error) { return ServiceVsResponse(spectra) })
 	sweeps := 0
 	for _, s := range []struct {
 		name string

@@ -1,0 +1,44 @@
+package plots
+
+import (
+	"github.com/brokerlab/brokerlab/experiments/result"
+)
+
+// ServiceVsResponse draws, for each open-loop cell, the percentile spectrum
+// of its service time (from the actual send) beside its response time (from
+// the intended send): the gap between the two lines is what coordinated
+// omission hides. Cells without both spectra are skipped.
+func ServiceVsResponse(cells []result.Cell) (*Figure, error) {
+	const metric = "latency"
+	var lines []result.Cell
+	for _, c := range usable(cells) {
+		svc, resp := c.Spectrum["service"], c.Spectrum["response"]
+		if len(svc) < 2 || len(resp) < 2 {
+			continue
+		}
+		for _, m := range []struct {
+			name string
+			pts  []result.SpectrumPoint
+		}{{"service", svc}, {"response", resp}} {
+			l := result.Cell{Name: c.Name + " " + m.name + " time", System: c.SystemOrDefault(),
+				Spectrum: map[string][]result.SpectrumPoint{metric: m.pts}}
+			if q, ok := c.Quantiles[m.name]; ok {
+				l.Quantiles = map[string]result.Quantiles{metric: q}
+			}
+			lines = append(lines, l)
+		}
+		if len(lines) >= 6 {
+			break
+		}
+	}
+	if len(lines) == 0 {
+		return nil, noData("service vs response", "no cell has both service and response spectra (open loop)")
+	}
+	f, err := LatencyByPercentile(lines, metric)
+	if err != nil {
+		return nil, err
+	}
+	f.Panels[0][0].Title.Text = "Service time vs response time from the intended send"
+	f.Name = "service-vs-response"
+	return f, nil
+}
