@@ -78,13 +78,6 @@ func engineConfig(en Engine, dir string, h sysHooks) (commitlog.Config, *faultfs
 	if path == iopath.Pool {
 		cfg.IO.Pool = iopath.NewBufferPool(iopath.DefaultPoolBuffers, cfg.SegmentSize)
 	}
-	if path == iopath.Direct && en.CacheSize > 0 {
-		c, err := iopath.NewBlockCache(int64(en.CacheSize), 4096)
-		if err != nil {
-			return cfg, nil, err
-		}
-		cfg.IO.Cache = c
-	}
 	if h.onRoll != nil {
 		cfg.OnRoll = func(e commitlog.RollEvent) { h.onRoll(e.Time, e.NewStart, e.Prepared) }
 	}
@@ -115,9 +108,8 @@ func openStoreSystem(en Engine, dir string, h sysHooks) (*storeSystem, error) {
 	cfg := store.DefaultConfig(dir)
 	cfg.CommitLog = lc
 	cfg.FS = lc.FS
-	if lc.IO.Cache != nil {
-		cfg.ReadCacheBytes = int64(en.CacheSize)
-	}
+	// The store creates the direct path's block cache (64 KiB blocks).
+	cfg.ReadCacheBytes = int64(en.CacheSize)
 	st, err := store.Open(cfg)
 	if err != nil {
 		return nil, err
@@ -133,7 +125,7 @@ func (s *storeSystem) Stats() sysStats {
 	st := s.st.Stats()
 	out := sysStats{Flush: st.Flush, Rolls: st.CommitLog.Segment.Rolls, SyncCreates: st.CommitLog.Segment.SyncCreates,
 		MaxLockHeld: st.CommitLog.MaxLockHeld, LockHeldNs: st.CommitLog.LockHeldNanos, Appends: st.CommitLog.Appends, CacheHitRate: -1}
-	if s.cfg.CommitLog.IO.Cache != nil {
+	if s.st.ReadCache() != nil {
 		out.CacheHitRate = st.ReadCache.HitRatio
 	}
 	return out
