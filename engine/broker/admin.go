@@ -1,0 +1,173 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// updateAndCreateTopic handles UPDATE_AND_CREATE_TOPIC (17); the change is
+// registered with the name servers at once (the Go admin ignores the reply
+// code and expects the route to appear).
+func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	ext := req.ExtFields
+	topic, err := ext.String("topic")
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	if err := record.ValidateTopic(topic); err != nil {
+		return remoting.NewResponse(remoting.RespSystemError, err.Error()), nil
+	}
+	if !record.TopicSendable(topic) || topic == DefaultTopic || topic == ScheduleTopic {
+		return responsef(remoting.RespSystemError, "the topic[%s] is conflict with system topic", topic), nil
+	}
+	tc := namesrv.NewTopicConfig(topic, 0)
+	if tc.ReadQueueNums, err = ext.Int32("readQueueNums"); err != nil {
+		return errorResponse(err), nil
+	}
+	if tc.WriteQueueNums, err = ext.Int32("writeQueueNums"); err != nil {
+		return errorResponse(err), nil
+	}
+	if tc.Perm, err = ext.OptInt32("perm", namesrv.DefaultPerm); err != nil {
+		return errorResponse(err), nil
+	}
+	if tc.TopicSysFlag, err = ext.OptInt32("topicSysFlag", 0); err != nil {
+		return errorResponse(err), nil
+	}
+	if tc.Order, err = ext.OptBool("order", false); err != nil {
+		return errorResponse(err), nil
+	}
+	tc.TopicFilterType = ext.OptString("topicFilterType", "SINGLE_TAG")
+	if tc.ReadQueueNums <= 0 || tc.WriteQueueNums <= 0 || tc.ReadQueueNums > 1024 || tc.WriteQueueNums > 1024 {
+		return responsef(remoting.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
+			tc.ReadQueueNums, tc.WriteQueueNums), nil
+	}
+	if err := b.topics.put(tc); err != nil {
+		return responsef(remoting.RespSystemError, "update topic %s: %v", topic, err), nil
+	}
+	b.log.Info("topic updated", "topic", topic, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "perm", tc.Perm)
+	return success(), nil
+}
+
+// deleteTopic handles DELETE_TOPIC_IN_BROKER (215): the config goes (the
+// data ages out with the store's cleaning).
+func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	topic, err := req.ExtFields.String("topic")
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	if !record.TopicSendable(topic) || topic == DefaultTopic || topic == ScheduleTopic {
+		return responsef(remoting.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
+	}
+	if _, err := b.topics.delete(topic); err != nil {
+		return responsef(remoting.RespSystemError, "delete topic %s: %v", topic, err), nil
+	}
+	return success(), nil
+}
+
+// getAllTopicConfig handles GET_ALL_TOPIC_CONFIG (21).
+func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
+	body, err := json.Marshal(b.topics.wrapper())
+	if err != nil {
+		return nil, err
+	}
+	resp := success()
+	resp.Body = body
+	return resp, nil
+}
+
+// subscriptionGroupConfig is SubscriptionGroupConfig with its defaults.
+type subscriptionGroupConfig struct {
+	GroupName                      string `json:"groupName"`
+	ConsumeEnable                  bool   `json:"consumeEnable"`
+	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
+	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
+	RetryQueueNums                 int32  `json:"retryQueueNums"`
+	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
+	BrokerID                       int64  `json:"brokerId"`
+	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
+	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
+}
+
+// getAllSubscriptionGroupConfig handles GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+// (201): the groups with live members, each with the default group config
+// (this broker keeps no per-group settings).
+func (b *Broker) getAllSubscriptionGroupConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
+	table := map[string]subscriptionGroupConfig{}
+	for _, g := range b.clients.consumerGroupNames() {
+		table[g] = subscriptionGroupConfig{GroupName: g, ConsumeEnable: true, ConsumeFromMinEnable: true,
+			ConsumeBroadcastEnable: true, RetryQueueNums: 1, RetryMaxTimes: b.cfg.MaxReconsumeTimes,
+			WhichBrokerWhenConsumeSlowly: 1, NotifyConsumerIdsChangedEnable: true}
+	}
+	body, err := json.Marshal(struct {
+		SubscriptionGroupTable map[string]subscriptionGroupConfig `json:"subscriptionGroupTable"`
+		DataVersion            namesrv.DataVersion                `json:"dataVersion"`
+	}{table, b.topics.dataVersion()})
+	if err != nil {
+		return nil, err
+	}
+	resp := success()
+	resp.Body = body
+	return resp, nil
+}
+
+// queryMessage handles QUERY_MESSAGE (12): records of topic indexed under
+// key within [beginTimestamp, endTimestamp].
+func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	ext := req.ExtFields
+	topic, err := ext.String("topic")
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	key, err := ext.String("key")
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	maxNum, err := ext.OptInt32("maxNum", 32)
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	begin, err := ext.OptInt64("beginTimestamp", 0)
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	end, err := ext.OptInt64("endTimestamp", 1<<62)
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	if maxNum <= 0 {
+		maxNum = 32
+	}
+	res, err := b.store.QueryByKey(topic, strings.TrimSpace(key), int(maxNum), begin, end)
+	if err != nil {
+		return responsef(remoting.RespSystemError, "query message: %v", err), nil
+	}
+	if len(res.Buffer) == 0 {
+		return remoting.NewResponse(remoting.RespQueryNotFound, "can not find message, maybe time range not correct"), nil
+	}
+	resp := success()
+	resp.Ext().SetInt64("indexLastUpdateTimestamp", res.IndexLastUpdateTimestamp)
+	resp.Ext().SetInt64("indexLastUpdatePhyoffset", res.IndexLastUpdatePhyOffset)
+	resp.Body = res.Buffer
+	return resp, nil
+}
+
+// viewMessageByID handles VIEW_MESSAGE_BY_ID (33): the record at the
+// commit-log offset taken from an offset message id.
+func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	off, err := req.ExtFields.Int64("offset")
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	raw, err := b.store.ReadRecord(off)
+	if err != nil {
+		return responsef(remoting.RespSystemError, "can not find message by the offset, %d: %v", off, err), nil
+	}
+	resp := success()
+	resp.Body = append([]byte(nil), raw...)
+	return resp, nil
+}

@@ -1,0 +1,319 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// StoreOpener opens the broker's message store once the broker knows the
+// address it serves on: storeHost is written into every record (and so into
+// every offset message id). Start calls it once.
+type StoreOpener func(storeHost netip.AddrPort) (MessageStore, error)
+
+// WithStore is a StoreOpener for a store the caller already opened.
+func WithStore(s MessageStore) StoreOpener {
+	return func(netip.AddrPort) (MessageStore, error) { return s, nil }
+}
+
+// Broker is a RocketMQ broker over engine/remoting (BrokerController). The
+// broker owns the store it opens: Shutdown closes it. All methods are safe
+// for concurrent use; Start and Shutdown are called once each.
+type Broker struct {
+	cfg    Config
+	log    *slog.Logger
+	open   StoreOpener
+	server *remoting.Server
+	ns     *remoting.Client
+
+	// Set by Start before ready is stored; read-only afterwards.
+	store     MessageStore
+	addr      string         // registered "ip:port"
+	storeHost netip.AddrPort // the same, parsed
+	topics    *topicTable
+	clients   *clientTable
+	holds     *holdTable
+	sendQ     *sendQueue
+	sched     *scheduler
+	locks     *lockTable
+
+	ready    atomic.Bool // processors serve only while set
+	started  atomic.Bool
+	running  atomic.Bool // Start succeeded
+	stopped  atomic.Bool
+	queueSeq atomic.Uint32 // round robin for sends with a negative queue id
+
+	ctx     context.Context // cancelled by Shutdown after the server stopped
+	cancel  context.CancelFunc
+	regKick chan struct{}
+	regStop chan struct{}
+	regDone chan struct{}
+	stop    chan struct{} // background loops
+	wg      sync.WaitGroup
+
+	notifyWG sync.WaitGroup // NOTIFY_CONSUMER_IDS_CHANGED writes in flight
+}
+
+// New builds a broker; open is called by Start.
+func New(cfg Config, open StoreOpener) (*Broker, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if open == nil {
+		return nil, fmt.Errorf("%w: no store", ErrBadConfig)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("broker", cfg.BrokerName)
+	rcfg := cfg.Remoting
+	rcfg.Addr = cfg.ListenAddr
+	if rcfg.Logger == nil {
+		rcfg.Logger = log
+	}
+	ccfg := remoting.DefaultClientConfig()
+	ccfg.Logger = log
+	b := &Broker{
+		cfg:     cfg,
+		log:     log,
+		open:    open,
+		server:  remoting.NewServer(rcfg),
+		ns:      remoting.NewClient(ccfg),
+		clients: newClientTable(),
+		locks:   newLockTable(),
+		regKick: make(chan struct{}, 1),
+		regStop: make(chan struct{}),
+		regDone: make(chan struct{}),
+		stop:    make(chan struct{}),
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.sendQ = newSendQueue(cfg.SendQueueSize)
+	b.holds = newHoldTable(b)
+	b.registerProcessors()
+	b.server.OnConnClose(b.connClosed)
+	return b, nil
+}
+
+// Start listens, opens the store, starts the background services and
+// registers with every name server. A listen or store failure stops what was
+// started and is returned.
+func (b *Broker) Start(ctx context.Context) error {
+	if !b.started.CompareAndSwap(false, true) {
+		return ErrStarted
+	}
+	if err := b.server.Start(ctx); err != nil {
+		return fmt.Errorf("broker: %w", err)
+	}
+	addr, err := b.advertisedAddr()
+	if err != nil {
+		_ = b.server.Shutdown(ctx)
+		return err
+	}
+	b.storeHost, b.addr = addr, addr.String()
+	store, err := b.open(addr)
+	if err != nil {
+		_ = b.server.Shutdown(ctx)
+		return fmt.Errorf("%w: %w", ErrStoreOpen, err)
+	}
+	b.store = store
+	b.topics = newTopicTable(store, b.kickRegister)
+	if err := b.createSystemTopics(); err != nil {
+		_ = b.server.Shutdown(ctx)
+		_ = store.Close()
+		return err
+	}
+	b.sched = newScheduler(b)
+	store.SetArrivingListener(b.arriving)
+
+	for range b.cfg.SendWorkers {
+		b.goLoop(b.sendWorker)
+	}
+	b.goLoop(b.fastFailureLoop)
+	b.goLoop(b.holdCheckLoop)
+	b.goLoop(b.clientScanLoop)
+	b.sched.start()
+	b.ready.Store(true)
+
+	b.registerAll()
+	go b.registerLoop()
+	b.running.Store(true)
+	b.log.Info("broker started", "addr", b.addr, "cluster", b.cfg.ClusterName, "namesrv", b.cfg.NamesrvAddrs)
+	return nil
+}
+
+// Addr is the address the broker registers ("ip:port"), "" before Start.
+func (b *Broker) Addr() string { return b.addr }
+
+// Store is the message store, nil before Start.
+func (b *Broker) Store() MessageStore { return b.store }
+
+// Config returns the configuration the broker runs with.
+func (b *Broker) Config() Config { return b.cfg }
+
+// DataVersion is the current version of the topic table (zero before Start).
+func (b *Broker) DataVersion() namesrv.DataVersion {
+	if b.topics == nil {
+		return namesrv.DataVersion{}
+	}
+	return b.topics.dataVersion()
+}
+
+// Shutdown unregisters from the name servers, stops serving (held pulls are
+// answered, queued sends finish), stops the background services and closes
+// the store. ctx bounds the wait for requests in flight.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	if !b.running.Load() {
+		return ErrNotStarted
+	}
+	if !b.stopped.CompareAndSwap(false, true) {
+		return ErrStopped
+	}
+	close(b.regStop)
+	<-b.regDone
+	b.unregisterAll()
+
+	serverErr := b.server.Shutdown(ctx)
+	b.ready.Store(false)
+	b.holds.closeAll()
+	b.sendQ.close()
+	close(b.stop)
+	b.sched.stop()
+	b.wg.Wait()
+	b.notifyWG.Wait()
+	b.cancel()
+	_ = b.ns.Close()
+	storeErr := b.store.Close()
+	b.log.Info("broker stopped", "addr", b.addr)
+	return errors.Join(serverErr, storeErr)
+}
+
+func (b *Broker) goLoop(f func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+}
+
+// advertisedAddr is BrokerIP (or the listen host, or the first non-loopback
+// IPv4 address) with the port the server listens on.
+func (b *Broker) advertisedAddr() (netip.AddrPort, error) {
+	listen, err := netip.ParseAddrPort(b.server.Addr())
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("broker: listen address %q: %w", b.server.Addr(), err)
+	}
+	if b.cfg.BrokerIP != "" {
+		ip, err := netip.ParseAddr(b.cfg.BrokerIP)
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("%w: broker IP %q is not a literal IP", ErrBadConfig, b.cfg.BrokerIP)
+		}
+		return netip.AddrPortFrom(ip, listen.Port()), nil
+	}
+	ip := listen.Addr().Unmap()
+	if ip.IsUnspecified() {
+		ip = firstNonLoopbackIPv4()
+	}
+	return netip.AddrPortFrom(ip, listen.Port()), nil
+}
+
+func firstNonLoopbackIPv4() netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if pn, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(pn.IP); ok {
+					ip = ip.Unmap()
+					if ip.Is4() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+						return ip
+					}
+				}
+			}
+		}
+	}
+	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+}
+
+// createSystemTopics adds TBW102 (with auto-creation) and the schedule topic.
+func (b *Broker) createSystemTopics() error {
+	if b.cfg.AutoCreateTopic {
+		tc := namesrv.NewTopicConfig(DefaultTopic, b.cfg.DefaultTopicQueueNums)
+		tc.Perm = namesrv.PermInherit | namesrv.PermRead | namesrv.PermWrite
+		if _, _, err := b.topics.createIfAbsent(tc); err != nil {
+			return fmt.Errorf("broker: create %s: %w", DefaultTopic, err)
+		}
+	}
+	tc := namesrv.NewTopicConfig(ScheduleTopic, int32(len(b.cfg.DelayLevels)))
+	if cur, ok := b.topics.get(ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
+		return nil
+	}
+	if err := b.topics.put(tc); err != nil {
+		return fmt.Errorf("broker: create %s: %w", ScheduleTopic, err)
+	}
+	return nil
+}
+
+// arriving is the store's arriving listener: it wakes held pulls and the
+// delay scheduler.
+func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
+	if topic == ScheduleTopic {
+		b.sched.wake(queueID)
+		return
+	}
+	b.holds.notify(topic, queueID, nextOffset)
+}
+
+// connClosed drops the connection's clients and tells their groups.
+func (b *Broker) connClosed(conn *remoting.Conn) {
+	b.notifyConsumerIDsChanged(b.clients.connClosed(conn))
+}
+
+// clientScanLoop drops clients whose heartbeats stopped.
+func (b *Broker) clientScanLoop() {
+	t := time.NewTicker(b.cfg.ClientScanInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case now := <-t.C:
+			changed, conns := b.clients.expire(now.Add(-b.cfg.ClientChannelExpiry))
+			for _, c := range conns {
+				b.log.Info("client heartbeat expired, closing its connection", "remote", c.RemoteAddr().String())
+				_ = c.Close()
+			}
+			b.notifyConsumerIDsChanged(changed)
+		}
+	}
+}
+
+// notifyConsumerIDsChanged pushes NOTIFY_CONSUMER_IDS_CHANGED (40) to every
+// remaining member of each group, so they rebalance at once.
+func (b *Broker) notifyConsumerIDsChanged(groups []string) {
+	seen := make(map[string]struct{}, len(groups))
+	for _, g := range groups {
+		if _, dup := seen[g]; dup {
+			continue
+		}
+		seen[g] = struct{}{}
+		for _, c := range b.clients.memberConns(g) {
+			b.notifyWG.Add(1)
+			go func() {
+				defer b.notifyWG.Done()
+				req := remoting.NewRequest(remoting.ReqNotifyConsumerIDsChanged, remoting.ExtFields{"consumerGroup": g})
+				if err := c.Send(req); err != nil {
+					b.log.Debug("notify consumer ids changed failed", "group", g, "err", err)
+				}
+			}()
+		}
+	}
+}

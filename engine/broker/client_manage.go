@@ -1,0 +1,46 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// heartbeat handles HEART_BEAT (34): the client's groups replace what it
+// announced before; clustering groups get their %RETRY% topic; groups whose
+// membership changed are told (NOTIFY_CONSUMER_IDS_CHANGED).
+func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	hb, err := DecodeHeartbeat(req.Body)
+	if err != nil {
+		return remoting.NewResponse(remoting.RespSystemError, err.Error()), nil
+	}
+	for _, cd := range hb.ConsumerDataSet {
+		if cd.MessageModel == Broadcasting || cd.GroupName == "" {
+			continue
+		}
+		if _, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(cd.GroupName), 1)); err != nil {
+			b.log.Warn("create retry topic failed", "group", cd.GroupName, "err", err)
+		}
+	}
+	b.notifyConsumerIDsChanged(b.clients.heartbeat(conn, hb, time.Now()))
+	return success(), nil
+}
+
+// unregisterClient handles UNREGISTER_CLIENT (35).
+func (b *Broker) unregisterClient(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	id, err := req.ExtFields.String("clientID")
+	if err != nil {
+		return errorResponse(err), nil
+	}
+	changed := b.clients.unregister(id, req.ExtFields.OptString("producerGroup", ""), req.ExtFields.OptString("consumerGroup", ""))
+	b.notifyConsumerIDsChanged(changed)
+	return success(), nil
+}
+
+// endTransaction answers END_TRANSACTION (37) harmlessly: this broker stores
+// no half messages (they are refused on send), so there is nothing to commit.
+func (b *Broker) endTransaction(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
+	return remoting.NewResponse(remoting.RespSuccess, "transactions are not supported by this broker"), nil
+}

@@ -1,0 +1,204 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// Config configures a Broker. Start from DefaultConfig.
+type Config struct {
+	BrokerName  string // "broker-a"
+	ClusterName string // "DefaultCluster"
+	// ListenAddr is the remoting listen address ("127.0.0.1:10911"; port 0 picks one).
+	ListenAddr string
+	// BrokerIP is the address registered with the name servers and written as
+	// every record's store host. "" = the listen host, or the first
+	// non-loopback IPv4 address when listening on all interfaces. It must be
+	// a literal IP: the Go client refuses host names.
+	BrokerIP string
+	// NamesrvAddrs are the name servers registered with (none: standalone).
+	NamesrvAddrs []string
+	// RegisterInterval is how often the broker re-registers (30 s); a topic
+	// change registers at once.
+	RegisterInterval time.Duration
+	// RegisterTimeout bounds one REGISTER_BROKER call (Java: 24 s).
+	RegisterTimeout time.Duration
+
+	// AutoCreateTopic creates unknown topics on send from the default topic
+	// TBW102 (autoCreateTopicEnable), which is then registered with
+	// DefaultTopicQueueNums queues and perm 7.
+	AutoCreateTopic       bool
+	DefaultTopicQueueNums int32
+
+	// LongPolling holds a pull that finds nothing (PULL_NOT_FOUND with the
+	// suspend flag) until a message arrives or suspendTimeoutMillis passes,
+	// capped at MaxSuspend; with it off the pull is held ShortPollingTime.
+	LongPolling      bool
+	MaxSuspend       time.Duration
+	ShortPollingTime time.Duration
+	// LongPollingCheckInterval re-checks held pulls against the queues' max
+	// offsets, in case a store missed an arrival notification (Java: 5 s).
+	LongPollingCheckInterval time.Duration
+
+	// SendWorkers put messages concurrently (they wait for the flush policy,
+	// so more workers mean bigger group commits).
+	SendWorkers int
+	// SendQueueSize bounds the sends waiting for a worker
+	// (sendThreadPoolQueueCapacity); beyond it sends get SYSTEM_BUSY.
+	SendQueueSize int
+	// SendQueueMaxWait answers a send that waited this long for a worker
+	// SYSTEM_BUSY (waitTimeMillsInSendQueue, 200 ms).
+	SendQueueMaxWait time.Duration
+	// FastFailureInterval is how often the send queue is swept for expired
+	// sends and, while the page cache is busy, emptied (BrokerFastFailure, 10 ms).
+	FastFailureInterval time.Duration
+
+	// MaxReconsumeTimes is the retry count after which a message goes to
+	// %DLQ%<group>, unless the consumer sends its own (16).
+	MaxReconsumeTimes int32
+	// DelayLevels are the delays of levels 1..n (messageDelayLevel).
+	DelayLevels []time.Duration
+	// ScheduleCheckInterval bounds how long the delay scheduler sleeps
+	// without a wake-up (Java polls every 100 ms).
+	ScheduleCheckInterval time.Duration
+
+	// MaxBodySize is maxMessageSize (4 MiB).
+	MaxBodySize int
+
+	// ClientChannelExpiry drops a client that sent no heartbeat for this
+	// long (120 s); ClientScanInterval is how often that is checked (10 s).
+	ClientChannelExpiry time.Duration
+	ClientScanInterval  time.Duration
+
+	// Remoting configures the listener; its Addr is replaced by ListenAddr.
+	Remoting remoting.ServerConfig
+	// Executors of the request classes (Java's pools).
+	SendExecutor, PullExecutor, HeartbeatExecutor, ClientManageExecutor, QueryExecutor remoting.ExecutorConfig
+
+	Logger *slog.Logger // nil = slog.Default()
+}
+
+// DefaultDelayLevels is RocketMQ's messageDelayLevel.
+const DefaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+
+// DefaultConfig is RocketMQ's BrokerConfig defaults: broker-a in
+// DefaultCluster on 127.0.0.1:10911, registration every 30 s, auto-created
+// topics from TBW102 (8 queues), long polling capped at 25 s, a 200 ms send
+// queue limit, 16 reconsume times and the 18 default delay levels.
+func DefaultConfig() Config {
+	levels, err := ParseDelayLevels(DefaultDelayLevels)
+	if err != nil {
+		panic(err) // a constant that does not parse is a broken invariant
+	}
+	cpus := runtime.NumCPU()
+	return Config{
+		BrokerName:               "broker-a",
+		ClusterName:              "DefaultCluster",
+		ListenAddr:               "127.0.0.1:10911",
+		RegisterInterval:         30 * time.Second,
+		RegisterTimeout:          6 * time.Second,
+		AutoCreateTopic:          true,
+		DefaultTopicQueueNums:    8,
+		LongPolling:              true,
+		MaxSuspend:               25 * time.Second,
+		ShortPollingTime:         time.Second,
+		LongPollingCheckInterval: 5 * time.Second,
+		SendWorkers:              16,
+		SendQueueSize:            10000,
+		SendQueueMaxWait:         200 * time.Millisecond,
+		FastFailureInterval:      10 * time.Millisecond,
+		MaxReconsumeTimes:        16,
+		DelayLevels:              levels,
+		ScheduleCheckInterval:    time.Second,
+		MaxBodySize:              4 << 20,
+		ClientChannelExpiry:      120 * time.Second,
+		ClientScanInterval:       10 * time.Second,
+		Remoting:                 remoting.DefaultServerConfig(),
+		SendExecutor:             remoting.ExecutorConfig{Workers: 2, QueueSize: 10000},
+		PullExecutor:             remoting.ExecutorConfig{Workers: 16 + 2*cpus, QueueSize: 100000},
+		HeartbeatExecutor:        remoting.ExecutorConfig{Workers: max(2, min(32, cpus)), QueueSize: 50000},
+		ClientManageExecutor:     remoting.ExecutorConfig{Workers: 32, QueueSize: 1000000},
+		QueryExecutor:            remoting.ExecutorConfig{Workers: 8 + cpus, QueueSize: 20000},
+	}
+}
+
+// ParseDelayLevels parses a messageDelayLevel string: space-separated
+// durations with one unit each, s, m, h or d ("1s 5s 10s 30s 1m ... 2h").
+func ParseDelayLevels(s string) ([]time.Duration, error) {
+	var levels []time.Duration
+	for _, f := range strings.Fields(s) {
+		if len(f) < 2 {
+			return nil, fmt.Errorf("%w: delay level %q", ErrBadConfig, f)
+		}
+		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%w: delay level %q", ErrBadConfig, f)
+		}
+		var unit time.Duration
+		switch f[len(f)-1] {
+		case 's':
+			unit = time.Second
+		case 'm':
+			unit = time.Minute
+		case 'h':
+			unit = time.Hour
+		case 'd':
+			unit = 24 * time.Hour
+		default:
+			return nil, fmt.Errorf("%w: delay level %q: unit must be s, m, h or d", ErrBadConfig, f)
+		}
+		levels = append(levels, time.Duration(n)*unit)
+	}
+	if len(levels) == 0 {
+		return nil, fmt.Errorf("%w: no delay levels", ErrBadConfig)
+	}
+	return levels, nil
+}
+
+// FormatDelayLevels is the inverse of ParseDelayLevels (in whole seconds
+// where a larger unit does not divide the delay).
+func FormatDelayLevels(levels []time.Duration) string {
+	parts := make([]string, len(levels))
+	for i, d := range levels {
+		switch {
+		case d%(24*time.Hour) == 0:
+			parts[i] = strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+		case d%time.Hour == 0:
+			parts[i] = strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+		case d%time.Minute == 0:
+			parts[i] = strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+		default:
+			parts[i] = strconv.FormatInt(int64(d/time.Second), 10) + "s"
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.BrokerName == "" || c.ClusterName == "":
+		return fmt.Errorf("%w: broker and cluster names are required", ErrBadConfig)
+	case c.ListenAddr == "":
+		return fmt.Errorf("%w: listen address is required", ErrBadConfig)
+	case c.DefaultTopicQueueNums <= 0:
+		return fmt.Errorf("%w: default topic queue nums must be positive", ErrBadConfig)
+	case len(c.DelayLevels) == 0:
+		return fmt.Errorf("%w: no delay levels", ErrBadConfig)
+	case c.SendWorkers <= 0 || c.SendQueueSize <= 0:
+		return fmt.Errorf("%w: send workers and queue size must be positive", ErrBadConfig)
+	case c.RegisterInterval <= 0 || c.RegisterTimeout <= 0:
+		return fmt.Errorf("%w: register interval and timeout must be positive", ErrBadConfig)
+	}
+	for _, d := range c.DelayLevels {
+		if d <= 0 {
+			return fmt.Errorf("%w: delay levels must be positive", ErrBadConfig)
+		}
+	}
+	return nil
+}

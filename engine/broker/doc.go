@@ -1,0 +1,69 @@
+// Package broker is a RocketMQ broker over engine/remoting, so that the
+// official clients work against brokerlab unmodified: a message store, a
+// remoting server with processors registered by request code on executors
+// per request class, and periodic registration with the name servers
+// (Java's BrokerController).
+//
+// # Lifecycle
+//
+// New validates a Config and registers the processors. Start listens,
+// works out the address to advertise (Config.BrokerIP, the listen host, or
+// the first non-loopback IPv4), opens the store through the StoreOpener with
+// that address as store host, loads the topic table, starts the services and
+// registers with every name server at once; then every RegisterInterval and
+// whenever a topic changes (DataVersion.Counter is bumped on every change:
+// the name server re-reads a broker's topics only when it changed). Shutdown
+// unregisters, stops the server (held pulls are answered, queued sends run),
+// stops the services and closes the store, which flushes and persists the
+// consumer offsets and topic configs. The broker owns the store.
+//
+// The store is reached through the MessageStore interface: OpenStore and
+// FromStore adapt engine/store's DefaultMessageStore to it; package memstore
+// is an in-memory implementation for tests and network-only benchmarks.
+//
+// # Requests
+//
+//	SEND_MESSAGE 10, SEND_MESSAGE_V2 310   header via remoting.ParseSendMessageHeader (long or short names);
+//	SEND_BATCH_MESSAGE 320                 body = batch items (record.DecodeBatch). Reply ext msgId (offset
+//	                                       message id, comma-joined for a batch), queueId, queueOffset,
+//	                                       transactionId (UNIQ_KEY, added when missing). A DELAY level sends the
+//	                                       message to the schedule topic's queue level-1 (REAL_TOPIC, REAL_QID).
+//	CONSUMER_SEND_MSG_BACK 36              re-stores the record at "offset" in %RETRY%<group> with level
+//	                                       delayLevel (0: 3+reconsumeTimes) or, after maxReconsumeTimes (16),
+//	                                       in %DLQ%<group>.
+//	PULL_MESSAGE 11                        every reply carries nextBeginOffset, minOffset, maxOffset,
+//	                                       suggestWhichBrokerId; body = raw records. PULL_NOT_FOUND with the
+//	                                       suspend flag is held until the store reports an arrival, the
+//	                                       suspend timeout (capped by MaxSuspend) or the connection closes.
+//	HEART_BEAT 34, UNREGISTER_CLIENT 35    consumer/producer groups; a closed connection or 120 s without a
+//	                                       heartbeat drops the client; NOTIFY_CONSUMER_IDS_CHANGED 40 is pushed
+//	                                       to a group's members whenever its membership changes.
+//	GET_CONSUMER_LIST_BY_GROUP 38          body {"consumerIdList":[...]}.
+//	QUERY/UPDATE_CONSUMER_OFFSET 14/15     QUERY_NOT_FOUND when none; negative commits ignored.
+//	GET_MAX/MIN_OFFSET 30/31, SEARCH_OFFSET_BY_TIMESTAMP 29, GET_EARLIEST_MSG_STORETIME 32,
+//	QUERY_MESSAGE 12, VIEW_MESSAGE_BY_ID 33, UPDATE_AND_CREATE_TOPIC 17, DELETE_TOPIC_IN_BROKER 215,
+//	GET_ALL_TOPIC_CONFIG 21, GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201, LOCK/UNLOCK_BATCH_MQ 41/42,
+//	END_TRANSACTION 37 (answered; half messages are refused on send).
+//
+// Store statuses map to response codes as SendMessageProcessor and
+// PullMessageProcessor do (rocketmq-store.md §8.1, §10.7). Sends are
+// refused with SYSTEM_BUSY while the store's page cache is busy and when they
+// waited SendQueueMaxWait (200 ms) for a send worker; a sweep every
+// FastFailureInterval answers those still queued (BrokerFastFailure).
+//
+// # Delay levels
+//
+// A delayed message lives in queue level-1 of ScheduleTopic (RocketMQ's
+// SCHEDULE_TOPIC_XXXX, renamed because the commit log refuses that name). One
+// goroutine per level reads its queue in order and, once store time + the
+// level's delay has passed, stores the message again in REAL_TOPIC/REAL_QID
+// without the delay properties. Its progress is kept as the consumer offset
+// of group ScheduleTopic, so delayed messages survive restarts.
+//
+// # Concurrency
+//
+// Processors run on the remoting executors; the topic table, client table,
+// held pulls, send queue and lock table each have their own mutex and are
+// never locked together. Store calls are made without broker locks held.
+// The store's arriving listener only signals (never blocks).
+package broker

@@ -1,0 +1,104 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// lockMaxLive is REBALANCE_LOCK_MAX_LIVE_TIME: a queue lock not renewed for
+// this long is free again.
+const lockMaxLive = 60 * time.Second
+
+// MessageQueue names one queue of one broker (the orderly consumer's lock unit).
+type MessageQueue struct {
+	Topic      string `json:"topic"`
+	BrokerName string `json:"brokerName"`
+	QueueID    int32  `json:"queueId"`
+}
+
+// lockBatchBody is the body of LOCK_BATCH_MQ (41) and UNLOCK_BATCH_MQ (42).
+type lockBatchBody struct {
+	ConsumerGroup  string         `json:"consumerGroup"`
+	ClientID       string         `json:"clientId"`
+	OnlyThisBroker bool           `json:"onlyThisBroker"`
+	MQSet          []MessageQueue `json:"mqSet"`
+}
+
+type lockKey struct {
+	group string
+	mq    MessageQueue
+}
+
+type lockEntry struct {
+	clientID string
+	renewed  time.Time
+}
+
+// lockTable is RebalanceLockManager: which client of a group consumes a
+// queue orderly. Safe for concurrent use.
+type lockTable struct {
+	mu    sync.Mutex
+	locks map[lockKey]lockEntry
+}
+
+func newLockTable() *lockTable { return &lockTable{locks: make(map[lockKey]lockEntry)} }
+
+// lock takes or renews the locks it can and returns those held by clientID.
+func (t *lockTable) lock(group, clientID string, mqs []MessageQueue, now time.Time) []MessageQueue {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ok := make([]MessageQueue, 0, len(mqs))
+	for _, mq := range mqs {
+		k := lockKey{group, mq}
+		e, held := t.locks[k]
+		if !held || e.clientID == clientID || now.Sub(e.renewed) > lockMaxLive {
+			t.locks[k] = lockEntry{clientID: clientID, renewed: now}
+			ok = append(ok, mq)
+		}
+	}
+	return ok
+}
+
+// unlock releases the locks clientID holds among mqs.
+func (t *lockTable) unlock(group, clientID string, mqs []MessageQueue) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, mq := range mqs {
+		k := lockKey{group, mq}
+		if e, held := t.locks[k]; held && e.clientID == clientID {
+			delete(t.locks, k)
+		}
+	}
+}
+
+// lockBatchMQ handles LOCK_BATCH_MQ (41).
+func (b *Broker) lockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	var body lockBatchBody
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return responsef(remoting.RespSystemError, "bad lock body: %v", err), nil
+	}
+	locked := b.locks.lock(body.ConsumerGroup, body.ClientID, body.MQSet, time.Now())
+	out, err := json.Marshal(struct {
+		LockOKMQSet []MessageQueue `json:"lockOKMQSet"`
+	}{locked})
+	if err != nil {
+		return nil, err
+	}
+	resp := success()
+	resp.Body = out
+	return resp, nil
+}
+
+// unlockBatchMQ handles UNLOCK_BATCH_MQ (42).
+func (b *Broker) unlockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	var body lockBatchBody
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return responsef(remoting.RespSystemError, "bad unlock body: %v", err), nil
+	}
+	b.locks.unlock(body.ConsumerGroup, body.ClientID, body.MQSet)
+	return success(), nil
+}

@@ -1,0 +1,115 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// consumerSendMsgBack handles CONSUMER_SEND_MSG_BACK (36): a consumer could
+// not consume the message at commit-log offset "offset". It is stored again
+// in %RETRY%<group> after the delay of its level (3 + reconsume times when
+// the consumer leaves the level to the broker), or in %DLQ%<group> once it
+// was reconsumed maxReconsumeTimes times or the level is negative.
+func (b *Broker) consumerSendMsgBack(ctx context.Context, req *remoting.Command) *remoting.Command {
+	ext := req.ExtFields
+	group, err := ext.String("group")
+	if err != nil {
+		return errorResponse(err)
+	}
+	offset, err := ext.Int64("offset")
+	if err != nil {
+		return errorResponse(err)
+	}
+	delayLevel, err := ext.OptInt32("delayLevel", 0)
+	if err != nil {
+		return errorResponse(err)
+	}
+	maxTimes, err := ext.OptInt32("maxReconsumeTimes", -1)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if maxTimes < 0 {
+		maxTimes = b.cfg.MaxReconsumeTimes
+	}
+	if err := record.ValidateTopic(RetryTopic(group)); err != nil {
+		return responsef(remoting.RespInvalidParameter, "bad consumer group %q: %v", group, err)
+	}
+	retry, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(group), 1))
+	if err != nil {
+		return responsef(remoting.RespSystemError, "create topic %s: %v", RetryTopic(group), err)
+	}
+	if !writable(retry) {
+		return responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", retry.TopicName)
+	}
+
+	raw, err := b.store.ReadRecord(offset)
+	if err != nil {
+		return responsef(remoting.RespSystemError, "look message by offset failed, %d: %v", offset, err)
+	}
+	rec, err := record.Decode(raw, false)
+	if err != nil {
+		return responsef(remoting.RespSystemError, "look message by offset failed, %d: %v", offset, err)
+	}
+	props := record.DecodeProperties(string(rec.Properties))
+	if _, ok := props[PropertyRetryTopic]; !ok {
+		props[PropertyRetryTopic] = string(rec.Topic)
+	}
+	if props[PropertyOriginMessageID] == "" {
+		origin := ext.OptString("originMsgId", "")
+		if origin == "" {
+			origin = props[record.PropertyUniqKey]
+		}
+		if origin == "" {
+			origin = record.OffsetMsgID(rec.StoreHost, rec.PhysicalOffset)
+		}
+		props[PropertyOriginMessageID] = origin
+	}
+	delete(props, record.PropertyRealTopic)
+	delete(props, record.PropertyRealQueueID)
+
+	m := &record.Message{
+		Topic: retry.TopicName, QueueID: 0, Flag: rec.Flag,
+		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
+		Body:    rec.Body, BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
+		ReconsumeTimes: rec.ReconsumeTimes + 1,
+	}
+	if rec.ReconsumeTimes >= maxTimes || delayLevel < 0 {
+		dlq, resp := b.deadLetterTopic(group)
+		if resp != nil {
+			return resp
+		}
+		m.Topic = dlq.TopicName
+		delete(props, record.PropertyDelayTimeLevel)
+	} else {
+		if delayLevel == 0 {
+			delayLevel = 3 + rec.ReconsumeTimes
+		}
+		props[record.PropertyDelayTimeLevel] = strconv.Itoa(int(delayLevel))
+		props[PropertyMaxReconsumeTimes] = strconv.Itoa(int(maxTimes))
+	}
+	m.Properties = record.EncodeProperties(props)
+	b.applyDelay(m)
+	res, err := b.store.Put(ctx, m)
+	if !res.Status.Stored() {
+		return putResponse(res, err)
+	}
+	b.log.Debug("message sent back", "group", group, "offset", offset, "to", m.Topic,
+		"reconsumeTimes", m.ReconsumeTimes, "dlq", strings.HasPrefix(retryTopicOf(m), record.DLQTopicPrefix))
+	return success()
+}
+
+// retryTopicOf is the topic a message finally lands in (REAL_TOPIC for a
+// delayed one).
+func retryTopicOf(m *record.Message) string {
+	if m.Topic == ScheduleTopic {
+		if t, ok := record.Property(m.Properties, record.PropertyRealTopic); ok {
+			return t
+		}
+	}
+	return m.Topic
+}

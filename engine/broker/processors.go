@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+type handlerFunc func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error)
+
+// registerProcessors routes every request code to its handler on the
+// executor of its class, as BrokerController.registerProcessor does.
+func (b *Broker) registerProcessors() {
+	s := b.server
+	send := s.NewExecutor("send", b.cfg.SendExecutor)
+	pull := s.NewExecutor("pull", b.cfg.PullExecutor)
+	heartbeat := s.NewExecutor("heartbeat", b.cfg.HeartbeatExecutor)
+	clientManage := s.NewExecutor("client-manage", b.cfg.ClientManageExecutor)
+	query := s.NewExecutor("query", b.cfg.QueryExecutor)
+
+	for _, code := range []int32{remoting.ReqSendMessage, remoting.ReqSendMessageV2, remoting.ReqSendBatchMessage, remoting.ReqConsumerSendMsgBack} {
+		b.handle(code, b.enqueueSend, send)
+	}
+	b.handle(remoting.ReqPullMessage, b.pullMessage, pull)
+
+	b.handle(remoting.ReqHeartBeat, b.heartbeat, heartbeat)
+	b.handle(remoting.ReqUnregisterClient, b.unregisterClient, heartbeat)
+
+	b.handle(remoting.ReqQueryConsumerOffset, b.queryConsumerOffset, clientManage)
+	b.handle(remoting.ReqUpdateConsumerOffset, b.updateConsumerOffset, clientManage)
+	b.handle(remoting.ReqGetConsumerListByGroup, b.getConsumerList, clientManage)
+	b.handle(remoting.ReqLockBatchMQ, b.lockBatchMQ, clientManage)
+	b.handle(remoting.ReqUnlockBatchMQ, b.unlockBatchMQ, clientManage)
+
+	b.handle(remoting.ReqQueryMessage, b.queryMessage, query)
+	b.handle(remoting.ReqViewMessageByID, b.viewMessageByID, query)
+
+	// Admin requests on the default executor.
+	b.handle(remoting.ReqUpdateAndCreateTopic, b.updateAndCreateTopic, nil)
+	b.handle(remoting.ReqDeleteTopicInBroker, b.deleteTopic, nil)
+	b.handle(remoting.ReqGetAllTopicConfig, b.getAllTopicConfig, nil)
+	b.handle(remoting.ReqGetAllSubscriptionGroupConfig, b.getAllSubscriptionGroupConfig, nil)
+	b.handle(remoting.ReqGetMaxOffset, b.getMaxOffset, nil)
+	b.handle(remoting.ReqGetMinOffset, b.getMinOffset, nil)
+	b.handle(remoting.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
+	b.handle(remoting.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
+	b.handle(remoting.ReqEndTransaction, b.endTransaction, nil)
+}
+
+// handle registers fn for code behind the readiness gate: before the store
+// is open and after shutdown began, requests get SERVICE_NOT_AVAILABLE (a
+// code the Go producer retries on another broker).
+func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
+	b.server.RegisterProcessor(code, remoting.ProcessorFunc(func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+		if !b.ready.Load() {
+			resp := remoting.NewResponse(remoting.RespServiceNotAvailable, "broker is not serving (starting or stopping)")
+			if code == remoting.ReqPullMessage {
+				echoPullOffset(resp, req)
+			}
+			return resp, nil
+		}
+		return fn(ctx, conn, req)
+	}), ex)
+}
+
+// errorResponse answers a handler error: malformed ext fields are
+// INVALID_PARAMETER, anything else SYSTEM_ERROR.
+func errorResponse(err error) *remoting.Command {
+	if errors.Is(err, remoting.ErrMissingField) || errors.Is(err, remoting.ErrMalformedField) {
+		return remoting.NewResponse(remoting.RespInvalidParameter, err.Error())
+	}
+	return remoting.NewResponse(remoting.RespSystemError, err.Error())
+}
+
+func success() *remoting.Command { return remoting.NewResponse(remoting.RespSuccess, "") }
+
+func responsef(code int32, format string, args ...any) *remoting.Command {
+	return remoting.NewResponse(code, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,197 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// defaultPullBatch replaces a maxMsgNums ≤ 0 (the Go pull consumer sends 0).
+const defaultPullBatch = 32
+
+// pullHeader is PullMessageRequestHeader.
+type pullHeader struct {
+	group, topic   string
+	queueID        int32
+	offset         int64
+	maxMsgNums     int32
+	sysFlag        int32
+	commitOffset   int64
+	suspendMillis  int64
+	subscription   string
+	expressionType string
+}
+
+func parsePullHeader(ext remoting.ExtFields) (p pullHeader, err error) {
+	if p.group, err = ext.String("consumerGroup"); err != nil {
+		return p, err
+	}
+	if p.topic, err = ext.String("topic"); err != nil {
+		return p, err
+	}
+	if p.queueID, err = ext.Int32("queueId"); err != nil {
+		return p, err
+	}
+	if p.offset, err = ext.Int64("queueOffset"); err != nil {
+		return p, err
+	}
+	if p.maxMsgNums, err = ext.Int32("maxMsgNums"); err != nil {
+		return p, err
+	}
+	if p.sysFlag, err = ext.Int32("sysFlag"); err != nil {
+		return p, err
+	}
+	if p.commitOffset, err = ext.OptInt64("commitOffset", -1); err != nil {
+		return p, err
+	}
+	if p.suspendMillis, err = ext.OptInt64("suspendTimeoutMillis", 0); err != nil {
+		return p, err
+	}
+	p.subscription = ext.OptString("subscription", "")
+	p.expressionType = ext.OptString("expressionType", ExpressionTag)
+	return p, nil
+}
+
+// pullResponse builds a PULL_MESSAGE reply: every reply, whatever its code,
+// carries nextBeginOffset, minOffset, maxOffset and suggestWhichBrokerId
+// (the Go client rewinds to 0 when nextBeginOffset is missing).
+func pullResponse(code int32, remark string, next, minOff, maxOff int64) *remoting.Command {
+	resp := remoting.NewResponse(code, remark)
+	ext := resp.Ext()
+	ext.SetInt64("nextBeginOffset", next)
+	ext.SetInt64("minOffset", minOff)
+	ext.SetInt64("maxOffset", maxOff)
+	ext["suggestWhichBrokerId"] = "0"
+	return resp
+}
+
+// echoPullOffset gives an error reply to a pull the requested offset as
+// nextBeginOffset, so a client that reads it stays where it was.
+func echoPullOffset(resp *remoting.Command, req *remoting.Command) {
+	ext := resp.Ext()
+	next := req.ExtFields["queueOffset"]
+	if next == "" {
+		next = "0"
+	}
+	ext["nextBeginOffset"] = next
+	ext["minOffset"] = "0"
+	ext["maxOffset"] = "0"
+	ext["suggestWhichBrokerId"] = "0"
+}
+
+// pullMessage is the PULL_MESSAGE (11) processor.
+func (b *Broker) pullMessage(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	resp, hold := b.pull(req, true)
+	if hold == nil {
+		return resp, nil
+	}
+	hold.conn = conn
+	b.holds.hold(hold)
+	return nil, remoting.ErrReplyLater
+}
+
+// pull serves a pull. With allowSuspend (the first attempt) it also commits
+// the piggy-backed offset and, when nothing is there and the consumer allows
+// it, returns a heldPull instead of a response (long polling).
+func (b *Broker) pull(req *remoting.Command, allowSuspend bool) (*remoting.Command, *heldPull) {
+	p, err := parsePullHeader(req.ExtFields)
+	if err != nil {
+		resp := errorResponse(err)
+		echoPullOffset(resp, req)
+		return resp, nil
+	}
+	fail := func(code int32, format string, args ...any) (*remoting.Command, *heldPull) {
+		return pullResponse(code, fmt.Sprintf(format, args...), p.offset, 0, 0), nil
+	}
+	tc, ok := b.topics.get(p.topic)
+	if !ok {
+		return fail(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
+	}
+	if !readable(tc) {
+		return fail(remoting.RespNoPermission, "the topic[%s] pulling message is forbidden", p.topic)
+	}
+	if p.queueID < 0 || p.queueID >= tc.ReadQueueNums {
+		return fail(remoting.RespSystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]",
+			p.queueID, p.topic, tc.ReadQueueNums)
+	}
+	filter, err := b.pullFilter(p)
+	if err != nil {
+		return fail(remoting.RespSubscriptionParseFailed, "%v", err)
+	}
+	if allowSuspend && p.sysFlag&remoting.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
+		b.store.CommitConsumerOffset(p.group, p.topic, p.queueID, p.commitOffset)
+	}
+	maxNums := int(p.maxMsgNums)
+	if maxNums <= 0 {
+		maxNums = defaultPullBatch
+	}
+	res := b.store.Get(p.group, p.topic, p.queueID, p.offset, maxNums, filter)
+	code := pullCode(res.Status, p.offset)
+	resp := pullResponse(code, res.Status.String(), res.NextBeginOffset, res.MinOffset, res.MaxOffset)
+	if code == remoting.RespSuccess {
+		resp.Body = res.Buffer
+	}
+	if code == remoting.RespPullNotFound && allowSuspend && p.sysFlag&remoting.PullFlagSuspend != 0 {
+		if wait := b.suspendTime(p.suspendMillis); wait > 0 {
+			return nil, &heldPull{req: req, key: queueKey{p.topic, p.queueID}, offset: p.offset, deadline: time.Now().Add(wait)}
+		}
+	}
+	return resp, nil
+}
+
+// pullFilter is the consume-queue filter of a pull: the subscription in the
+// request when its flag says so, else the one the group's heartbeat
+// registered, else none (the client filters by tag again anyway).
+func (b *Broker) pullFilter(p pullHeader) (MessageFilter, error) {
+	expr, typ := "", ExpressionTag
+	if p.sysFlag&remoting.PullFlagSubscription != 0 {
+		expr, typ = p.subscription, p.expressionType
+	} else if sub := b.clients.subscription(p.group, p.topic); sub != nil {
+		if sub.classFilter {
+			return nil, nil
+		}
+		expr, typ = sub.subString, sub.expressionType
+	}
+	if typ != "" && typ != ExpressionTag {
+		return nil, fmt.Errorf("broker: expression type %s is not supported", typ)
+	}
+	if f := ParseTagExpression(expr); f != nil {
+		return f, nil
+	}
+	return nil, nil
+}
+
+// suspendTime is how long a pull that found nothing is held.
+func (b *Broker) suspendTime(requestedMillis int64) time.Duration {
+	if !b.cfg.LongPolling {
+		return b.cfg.ShortPollingTime
+	}
+	d := time.Duration(requestedMillis) * time.Millisecond
+	if b.cfg.MaxSuspend > 0 {
+		d = min(d, b.cfg.MaxSuspend)
+	}
+	return d
+}
+
+// pullCode maps a GetStatus to the PULL_MESSAGE response code
+// (PullMessageProcessor.composeResponseHeader).
+func pullCode(s GetStatus, offset int64) int32 {
+	switch s {
+	case GetFound:
+		return remoting.RespSuccess
+	case GetMessageWasRemoving, GetNoMatchedMessage:
+		return remoting.RespPullRetryImmediately
+	case GetNoMatchedLogicQueue, GetNoMessageInQueue:
+		if offset != 0 {
+			return remoting.RespPullOffsetMoved
+		}
+		return remoting.RespPullNotFound
+	case GetOffsetFoundNull, GetOffsetOverflowOne:
+		return remoting.RespPullNotFound
+	case GetOffsetOverflowBadly, GetOffsetTooSmall, GetOffsetReset:
+		return remoting.RespPullOffsetMoved
+	}
+	return remoting.RespSystemError
+}

@@ -1,0 +1,344 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// Message properties the broker reads or writes besides record's.
+const (
+	PropertyRetryTopic        = "RETRY_TOPIC"
+	PropertyOriginMessageID   = "ORIGIN_MESSAGE_ID"
+	PropertyMaxReconsumeTimes = "MAX_RECONSUME_TIMES"
+)
+
+// sendMessage handles SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310).
+func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	if err != nil {
+		return errorResponse(err)
+	}
+	m := &record.Message{
+		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
+		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+	}
+	if resp := b.checkMessage(m); resp != nil {
+		return resp
+	}
+	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
+	if resp != nil {
+		return resp
+	}
+	queueID, resp := b.pickQueue(tc, h.QueueID)
+	if resp != nil {
+		return resp
+	}
+	m.QueueID = queueID
+	if isRetryTopic(m.Topic) {
+		if resp := b.retryOrDeadLetter(m, h); resp != nil {
+			return resp
+		}
+	}
+	uniq, ok := record.Property(m.Properties, record.PropertyUniqKey)
+	props := []byte(m.Properties)
+	if !ok {
+		uniq = record.NewUniqID()
+		props = record.AppendProperty(props, record.PropertyUniqKey, uniq)
+	}
+	props = record.AppendProperty(props, record.PropertyCluster, b.cfg.ClusterName)
+	m.Properties = string(props)
+	b.applyDelay(m)
+
+	res, err := b.store.Put(ctx, m)
+	resp = putResponse(res, err)
+	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
+		ext := resp.Ext()
+		ext["msgId"] = record.OffsetMsgID(b.storeHost, res.PhysOffsets[0])
+		ext.SetInt32("queueId", queueID)
+		ext.SetInt64("queueOffset", res.QueueOffset)
+		ext["transactionId"] = uniq
+		ext["MSG_REGION"] = "DefaultRegion"
+		ext["TRACE_ON"] = "true"
+	}
+	return resp
+}
+
+// sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body
+// a concatenation of batch items.
+func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	if err != nil {
+		return errorResponse(err)
+	}
+	if isRetryTopic(h.Topic) {
+		return responsef(remoting.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)
+	}
+	items, err := record.DecodeBatch(req.Body)
+	if err != nil {
+		return responsef(remoting.RespMessageIllegal, "bad batch body: %v", err)
+	}
+	born := bornHost(conn)
+	msgs := make([]*record.Message, len(items))
+	for i, it := range items {
+		m := &record.Message{
+			Topic: h.Topic, Flag: it.Flag, SysFlag: h.SysFlag, Body: it.Body, Properties: it.Properties,
+			BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+		}
+		if resp := b.checkMessage(m); resp != nil {
+			return resp
+		}
+		msgs[i] = m
+	}
+	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
+	if resp != nil {
+		return resp
+	}
+	queueID, resp := b.pickQueue(tc, h.QueueID)
+	if resp != nil {
+		return resp
+	}
+	for _, m := range msgs {
+		m.QueueID = queueID
+	}
+	res, err := b.store.PutBatch(ctx, msgs)
+	resp = putResponse(res, err)
+	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
+		var ids strings.Builder
+		for i, off := range res.PhysOffsets {
+			if i > 0 {
+				ids.WriteByte(',')
+			}
+			ids.WriteString(record.OffsetMsgID(b.storeHost, off))
+		}
+		ext := resp.Ext()
+		ext["msgId"] = ids.String()
+		ext.SetInt32("queueId", queueID)
+		ext.SetInt64("queueOffset", res.QueueOffset)
+		ext["MSG_REGION"] = "DefaultRegion"
+		ext["TRACE_ON"] = "true"
+	}
+	return resp
+}
+
+// checkMessage applies the broker's message checks and the transaction
+// policy (this broker has no transaction service: half messages are refused).
+func (b *Broker) checkMessage(m *record.Message) *remoting.Command {
+	if err := record.Validate(m, b.cfg.MaxBodySize); err != nil {
+		return validationResponse(err)
+	}
+	if m.Topic == ScheduleTopic {
+		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+	}
+	if record.TransactionType(m.SysFlag) == record.TransactionPrepared {
+		return responsef(remoting.RespNoPermission, "the broker[%s] does not support transaction messages", b.cfg.BrokerName)
+	}
+	return nil
+}
+
+func validationResponse(err error) *remoting.Command {
+	switch {
+	case errors.Is(err, record.ErrTopicInvalid), errors.Is(err, record.ErrTopicTooLong):
+		return remoting.NewResponse(remoting.RespInvalidParameter, err.Error())
+	case errors.Is(err, record.ErrTopicNotSendable):
+		return remoting.NewResponse(remoting.RespNoPermission, err.Error())
+	default:
+		return remoting.NewResponse(remoting.RespMessageIllegal, err.Error())
+	}
+}
+
+// topicForSend returns the config of a topic a producer sends to, creating
+// it from defaultTopic (auto-creation) or as a retry topic if needed.
+func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32) (namesrv.TopicConfig, *remoting.Command) {
+	tc, ok := b.topics.get(topic)
+	if !ok {
+		var err error
+		switch {
+		case isRetryTopic(topic):
+			tc, _, err = b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1))
+		case b.cfg.AutoCreateTopic:
+			def, found := b.topics.get(defaultTopic)
+			if !found || def.Perm&namesrv.PermInherit == 0 {
+				return tc, responsef(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
+			}
+			n := def.WriteQueueNums
+			if defaultQueueNums > 0 {
+				n = min(n, defaultQueueNums)
+			}
+			created := namesrv.NewTopicConfig(topic, n)
+			created.Perm = def.Perm &^ namesrv.PermInherit
+			tc, _, err = b.topics.createIfAbsent(created)
+			if err == nil {
+				b.log.Info("auto-created topic", "topic", topic, "queues", n, "from", defaultTopic)
+			}
+		default:
+			return tc, responsef(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
+		}
+		if err != nil {
+			return tc, responsef(remoting.RespSystemError, "create topic %s: %v", topic, err)
+		}
+	}
+	if !writable(tc) {
+		return tc, responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", topic)
+	}
+	return tc, nil
+}
+
+// pickQueue checks a producer's queue id; a negative one picks a write
+// queue round robin.
+func (b *Broker) pickQueue(tc namesrv.TopicConfig, queueID int32) (int32, *remoting.Command) {
+	if queueID < 0 {
+		if tc.WriteQueueNums <= 0 {
+			return 0, responsef(remoting.RespNoPermission, "topic[%s] has no write queue", tc.TopicName)
+		}
+		return int32(b.queueSeq.Add(1) % uint32(tc.WriteQueueNums)), nil
+	}
+	if queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+		return 0, responsef(remoting.RespInvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]",
+			queueID, tc.TopicName, tc.WriteQueueNums)
+	}
+	return queueID, nil
+}
+
+// retryOrDeadLetter handles a message a client sends to %RETRY%<group>
+// itself (the Go client's fallback when CONSUMER_SEND_MSG_BACK fails): past
+// the max reconsume times it goes to %DLQ%<group> without delay.
+func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHeader) *remoting.Command {
+	maxTimes := h.MaxReconsumeTimes
+	if maxTimes <= 0 {
+		maxTimes = b.cfg.MaxReconsumeTimes
+	}
+	if m.ReconsumeTimes < maxTimes {
+		return nil
+	}
+	group := strings.TrimPrefix(m.Topic, record.RetryTopicPrefix)
+	dlq, resp := b.deadLetterTopic(group)
+	if resp != nil {
+		return resp
+	}
+	m.Topic, m.QueueID = dlq.TopicName, 0
+	m.Properties = removeProperties(m.Properties, record.PropertyDelayTimeLevel)
+	return nil
+}
+
+// deadLetterTopic returns (creating) the DLQ topic of group: one queue,
+// readable so operators can drain it.
+func (b *Broker) deadLetterTopic(group string) (namesrv.TopicConfig, *remoting.Command) {
+	tc, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(DLQTopic(group), 1))
+	if err != nil {
+		return tc, responsef(remoting.RespSystemError, "create topic %s: %v", DLQTopic(group), err)
+	}
+	if !writable(tc) {
+		return tc, responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", tc.TopicName)
+	}
+	return tc, nil
+}
+
+// applyDelay redirects a message with a DELAY level to the schedule topic's
+// queue level-1, keeping its destination in REAL_TOPIC and REAL_QID.
+func (b *Broker) applyDelay(m *record.Message) {
+	v, ok := record.Property(m.Properties, record.PropertyDelayTimeLevel)
+	if !ok {
+		return
+	}
+	level, err := strconv.Atoi(v)
+	if err != nil || level <= 0 {
+		return
+	}
+	if tt := record.TransactionType(m.SysFlag); tt == record.TransactionPrepared || tt == record.TransactionRollback {
+		return
+	}
+	level = min(level, len(b.cfg.DelayLevels))
+	props := record.AppendProperty([]byte(m.Properties), record.PropertyRealTopic, m.Topic)
+	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	if level != mustAtoi(v) {
+		props = []byte(setProperty(string(props), record.PropertyDelayTimeLevel, strconv.Itoa(level)))
+	}
+	m.Properties = string(props)
+	m.Topic, m.QueueID = ScheduleTopic, int32(level-1)
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// putResponse maps a put's status to its response code
+// (handlePutMessageResult).
+func putResponse(res PutResult, err error) *remoting.Command {
+	remark := ""
+	if err != nil {
+		remark = err.Error()
+	}
+	var code int32
+	switch res.Status {
+	case PutOK:
+		code = remoting.RespSuccess
+	case PutFlushDiskTimeout:
+		code = remoting.RespFlushDiskTimeout
+	case PutFlushSlaveTimeout:
+		code = remoting.RespFlushSlaveTimeout
+	case PutSlaveNotAvailable:
+		code = remoting.RespSlaveNotAvailable
+	case PutServiceNotAvailable:
+		code = remoting.RespServiceNotAvailable
+		if remark == "" {
+			remark = "service not available now, maybe disk full or the broker is stopping"
+		}
+	case PutMessageIllegal, PutPropertiesSizeExceeded:
+		code = remoting.RespMessageIllegal
+		if remark == "" {
+			remark = "the message is illegal, maybe msg body or properties length not matched"
+		}
+	case PutOSPageCacheBusy:
+		code = remoting.RespSystemBusy
+		remark = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+	default:
+		code = remoting.RespSystemError
+		if remark == "" {
+			remark = "put message failed: " + res.Status.String()
+		}
+	}
+	if code == remoting.RespSuccess && err != nil {
+		code = remoting.RespSystemError
+	}
+	return remoting.NewResponse(code, remark)
+}
+
+// bornHost is the producer's address as the connection sees it.
+func bornHost(conn *remoting.Conn) netip.AddrPort {
+	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
+		return ta.AddrPort()
+	}
+	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil {
+		return ap
+	}
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
+}
+
+// removeProperties drops names from an encoded properties string.
+func removeProperties(props string, names ...string) string {
+	m := record.DecodeProperties(props)
+	n := len(m)
+	for _, name := range names {
+		delete(m, name)
+	}
+	if len(m) == n {
+		return props
+	}
+	return record.EncodeProperties(m)
+}
+
+// setProperty sets name to value in an encoded properties string.
+func setProperty(props, name, value string) string {
+	m := record.DecodeProperties(props)
+	m[name] = value
+	return record.EncodeProperties(m)
+}

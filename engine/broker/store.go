@@ -1,0 +1,180 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/record"
+)
+
+// MessageStore is what the broker needs from a message store (RocketMQ's
+// MessageStore, reduced to the calls the processors make). engine/store's
+// DefaultMessageStore is adapted to it; memstore is an in-memory
+// implementation for tests and network benchmarks.
+//
+// Every method may be called concurrently. Records handed out (GetResult,
+// QueryResult, ReadRecord) are complete commit-log records in the
+// engine/record format; the broker owns the buffers it is given (it sends
+// them as response bodies) and never modifies them.
+type MessageStore interface {
+	// Put appends one message and returns once it is durable under the
+	// store's flush policy. A non-nil error explains a status that did not
+	// store the message (the response remark).
+	Put(ctx context.Context, m *record.Message) (PutResult, error)
+	// PutBatch appends messages of one topic and queue with consecutive
+	// queue offsets.
+	PutBatch(ctx context.Context, ms []*record.Message) (PutResult, error)
+	// Get reads up to maxMsgNums records of (topic, queueID) from offset whose
+	// consume-queue tags code filter accepts (nil accepts all).
+	Get(group, topic string, queueID int32, offset int64, maxMsgNums int, filter MessageFilter) GetResult
+	// MaxOffset is the queue offset the next message of (topic, queueID) gets.
+	MaxOffset(topic string, queueID int32) int64
+	// MinOffset is the smallest queue offset still stored.
+	MinOffset(topic string, queueID int32) int64
+	// OffsetByTime is the queue offset of the first message stored at or
+	// after timestampMs (the max offset if none).
+	OffsetByTime(topic string, queueID int32, timestampMs int64) int64
+	// EarliestMessageTime is the store timestamp (ms) of the queue's oldest message.
+	EarliestMessageTime(topic string, queueID int32) (int64, error)
+	// ReadRecord returns the record at a commit-log offset.
+	ReadRecord(physOffset int64) ([]byte, error)
+	// QueryByKey returns up to maxNum records of topic indexed under key
+	// (KEYS or UNIQ_KEY) stored in [beginMs, endMs].
+	QueryByKey(topic, key string, maxNum int, beginMs, endMs int64) (QueryResult, error)
+	// SetArrivingListener installs the callback the store calls after a
+	// message becomes readable through its consume queue (long polling).
+	// It must not block.
+	SetArrivingListener(fn ArrivingListener)
+	// OSPageCacheBusy reports that the current append has held the append lock
+	// over osPageCacheBusyTimeOutMills (1 s).
+	OSPageCacheBusy() bool
+
+	// TopicConfigs returns the persisted topic table (empty on a new store).
+	TopicConfigs() map[string]namesrv.TopicConfig
+	// UpdateTopicConfig stores tc (persisted by the store).
+	UpdateTopicConfig(tc namesrv.TopicConfig) error
+	// DeleteTopicConfig forgets a topic's config.
+	DeleteTopicConfig(topic string) error
+	// ConsumerOffset is the committed offset of (group, topic, queueID).
+	ConsumerOffset(group, topic string, queueID int32) (int64, bool)
+	// CommitConsumerOffset records a consumer offset (persisted by the store).
+	CommitConsumerOffset(group, topic string, queueID int32, offset int64)
+
+	// Close flushes, persists offsets and configs, and releases the store.
+	Close() error
+}
+
+// ArrivingListener is told that (topic, queueID) now holds messages up to
+// nextOffset-1.
+type ArrivingListener func(topic string, queueID int32, nextOffset int64)
+
+// MessageFilter decides from a consume-queue unit's tags code whether a
+// message matches a subscription (RocketMQ's isMatchedByConsumeQueue).
+type MessageFilter interface {
+	MatchTagsCode(tagsCode int64) bool
+}
+
+// PutStatus is the outcome of a put, named as RocketMQ's PutMessageStatus.
+type PutStatus int
+
+// Put statuses (PutMessageStatus).
+const (
+	PutOK PutStatus = iota
+	PutFlushDiskTimeout
+	PutFlushSlaveTimeout
+	PutSlaveNotAvailable
+	PutServiceNotAvailable
+	PutCreateMappedFileFailed
+	PutMessageIllegal
+	PutPropertiesSizeExceeded
+	PutOSPageCacheBusy
+	PutUnknownError
+)
+
+var putStatusNames = [...]string{
+	PutOK: "PUT_OK", PutFlushDiskTimeout: "FLUSH_DISK_TIMEOUT", PutFlushSlaveTimeout: "FLUSH_SLAVE_TIMEOUT",
+	PutSlaveNotAvailable: "SLAVE_NOT_AVAILABLE", PutServiceNotAvailable: "SERVICE_NOT_AVAILABLE",
+	PutCreateMappedFileFailed: "CREATE_MAPPED_FILE_FAILED", PutMessageIllegal: "MESSAGE_ILLEGAL",
+	PutPropertiesSizeExceeded: "PROPERTIES_SIZE_EXCEEDED", PutOSPageCacheBusy: "OS_PAGE_CACHE_BUSY",
+	PutUnknownError: "UNKNOWN_ERROR",
+}
+
+func (s PutStatus) String() string {
+	if s >= 0 && int(s) < len(putStatusNames) {
+		return putStatusNames[s]
+	}
+	return "UNKNOWN_ERROR"
+}
+
+// Stored reports whether the message was stored (the send counts as done,
+// possibly with a durability warning).
+func (s PutStatus) Stored() bool {
+	switch s {
+	case PutOK, PutFlushDiskTimeout, PutFlushSlaveTimeout, PutSlaveNotAvailable:
+		return true
+	}
+	return false
+}
+
+// PutResult describes a put.
+type PutResult struct {
+	Status PutStatus
+	// QueueOffset is the queue offset of the (first) message.
+	QueueOffset int64
+	// PhysOffsets holds each stored record's commit-log offset, in order.
+	PhysOffsets []int64
+	// StoreTimestamp is the (first) record's STORETIMESTAMP, ms.
+	StoreTimestamp int64
+}
+
+// GetStatus is the outcome of a read, named as RocketMQ's GetMessageStatus.
+type GetStatus int
+
+// Get statuses (GetMessageStatus).
+const (
+	GetFound GetStatus = iota
+	GetNoMatchedMessage
+	GetMessageWasRemoving
+	GetOffsetFoundNull
+	GetOffsetOverflowBadly
+	GetOffsetOverflowOne
+	GetOffsetTooSmall
+	GetNoMatchedLogicQueue
+	GetNoMessageInQueue
+	GetOffsetReset
+)
+
+var getStatusNames = [...]string{
+	GetFound: "FOUND", GetNoMatchedMessage: "NO_MATCHED_MESSAGE", GetMessageWasRemoving: "MESSAGE_WAS_REMOVING",
+	GetOffsetFoundNull: "OFFSET_FOUND_NULL", GetOffsetOverflowBadly: "OFFSET_OVERFLOW_BADLY",
+	GetOffsetOverflowOne: "OFFSET_OVERFLOW_ONE", GetOffsetTooSmall: "OFFSET_TOO_SMALL",
+	GetNoMatchedLogicQueue: "NO_MATCHED_LOGIC_QUEUE", GetNoMessageInQueue: "NO_MESSAGE_IN_QUEUE",
+	GetOffsetReset: "OFFSET_RESET",
+}
+
+func (s GetStatus) String() string {
+	if s >= 0 && int(s) < len(getStatusNames) {
+		return getStatusNames[s]
+	}
+	return "UNKNOWN"
+}
+
+// GetResult is what a read returns.
+type GetResult struct {
+	Status GetStatus
+	// Buffer holds whole commit-log records, concatenated in queue order
+	// (the pull response body).
+	Buffer []byte
+	// NextBeginOffset is where the consumer should read next.
+	NextBeginOffset int64
+	MinOffset       int64
+	MaxOffset       int64
+}
+
+// QueryResult is what a lookup by key returns.
+type QueryResult struct {
+	// Buffer holds the matching records concatenated.
+	Buffer                   []byte
+	IndexLastUpdateTimestamp int64
+	IndexLastUpdatePhyOffset int64
+}
