@@ -14,12 +14,10 @@ import (
 const (
 	// DefaultTopic is the template of auto-created topics (TBW102).
 	DefaultTopic = "TBW102"
-	// ScheduleTopic holds delayed messages, one queue per delay level:
-	// RocketMQ's SCHEDULE_TOPIC_XXXX under another name, because
-	// engine/commitlog refuses records of the topics clients may not send to
-	// (record.TopicSendable), SCHEDULE_TOPIC_XXXX among them. Clients may not
-	// send to this one either (NO_PERMISSION).
-	ScheduleTopic = "SCHEDULE_TOPIC_BROKERLAB"
+	// ScheduleTopic holds delayed messages, one queue per delay level, as
+	// in RocketMQ. Clients may not send to it (NO_PERMISSION); the broker's
+	// own writes pass because the store checks record.ValidateStored.
+	ScheduleTopic = "SCHEDULE_TOPIC_XXXX"
 )
 
 // RetryTopic is the retry topic of a consumer group.

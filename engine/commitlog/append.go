@@ -113,7 +113,7 @@ func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, fir
 			c.StoreHost = l.cfg.StoreHost
 			m = &c
 		}
-		if err := record.Validate(m, l.cfg.MaxBodySize); err != nil {
+		if err := record.ValidateStored(m, l.cfg.MaxBodySize); err != nil {
 			if errors.Is(err, record.ErrPropertiesTooLong) {
 				return dst[:base], statusErr(PropertiesSizeExceeded, err)
 			}

@@ -96,6 +96,16 @@ func Validate(m *Message, maxBodySize int) error {
 	if !TopicSendable(m.Topic) {
 		return fmt.Errorf("%w: %s", ErrTopicNotSendable, m.Topic)
 	}
+	return ValidateStored(m, maxBodySize)
+}
+
+// ValidateStored is Validate without the producer-only rule that system
+// topics (SCHEDULE_TOPIC_XXXX, …) may not be sent to: what the store checks
+// for every record it writes, the broker's own rewrites included.
+func ValidateStored(m *Message, maxBodySize int) error {
+	if err := ValidateTopic(m.Topic); err != nil {
+		return err
+	}
 	if len(m.Topic) > MaxTopicLenV1 && !strings.HasPrefix(m.Topic, RetryTopicPrefix) {
 		return fmt.Errorf("%w: %d bytes", ErrTopicTooLongToStore, len(m.Topic))
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -74,6 +75,7 @@ func (cl *call) finish(resp *Command, err error) {
 type inflightToken struct {
 	conn      *Conn
 	onRelease func()
+	replied   atomic.Bool // Reply claimed this request
 }
 
 func newConn(parent context.Context, nc net.Conn, opts connOptions, dispatch func(*Conn, *Command)) *Conn {
@@ -343,15 +345,20 @@ func (c *Conn) Send(req *Command) error {
 // processor that returned ErrReplyLater; a request can be replied to once
 // (ErrAlreadyReplied after that).
 func (c *Conn) Reply(req, resp *Command) error {
-	if !c.release(req) {
+	// Claim the reply first, write it, and only then end the in-flight
+	// accounting: Shutdown waits for in-flight requests, so it must not
+	// close the connection between the two.
+	if t := req.token; t != nil && !t.replied.CompareAndSwap(false, true) {
 		return ErrAlreadyReplied
 	}
-	if req.IsOneway() {
-		return nil
+	var err error
+	if !req.IsOneway() {
+		resp.Opaque = req.Opaque
+		resp.Flag |= FlagResponse
+		err = c.write(resp)
 	}
-	resp.Opaque = req.Opaque
-	resp.Flag |= FlagResponse
-	return c.write(resp)
+	c.release(req)
+	return err
 }
 
 // acquire counts req as in flight; false if the connection is at its limit or closed.
