@@ -47,6 +47,10 @@ type Options struct {
 	NoPlots bool
 	// Command is recorded in the manifest.
 	Command []string
+	// Namesrv, if set, runs every brokerlab cell against the broker(s)
+	// registered with this name server (host:port) instead of an engine
+	// started here; the engine parameters then only name the cells.
+	Namesrv string
 }
 
 // Outcome is what Run produced.
@@ -277,9 +281,14 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		}
 	}
 	var sys system
-	if cell.System == result.SystemNATS {
+	switch {
+	case cell.System == result.SystemNATS:
 		sys, err = openNATSSystem(exp, storeDir)
-	} else {
+	case opt.Namesrv != "":
+		sys, err = openRemoteSystem(exp, opt.Namesrv)
+	case exp.Engine.Transport == "loopback":
+		sys, err = openBrokerSystem(exp, storeDir, hooks)
+	default:
 		sys, err = openSystem(exp.Engine, storeDir, hooks)
 	}
 	if err != nil {

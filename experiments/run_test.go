@@ -140,3 +140,33 @@ stall: {at: 300ms, length: 400ms}
 		t.Fatalf("markers %+v", c.Markers)
 	}
 }
+
+// The same experiment runs over loopback: broker in-process, brokerlab's
+// remoting client as the producer and consumer.
+func TestRunLoopback(t *testing.T) {
+	e, err := Parse([]byte(`
+name: wire
+warmup: 100ms
+duration: 500ms
+interval: 100ms
+engine: {segment_size: 1MiB, transport: loopback}
+workload: {mode: closed, producers: 8, size: "fixed:512", tailing: 1}
+matrix:
+  - {param: flush, values: [async, group]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range o.Cells {
+		if c.Error != "" || c.Ops == 0 || c.Quantiles["e2e"].Count == 0 {
+			t.Fatalf("cell %s: ops %d, e2e %+v, error %q", c.Name, c.Ops, c.Quantiles["e2e"], c.Error)
+		}
+		if c.Extra["send_errors"] != 0 {
+			t.Fatalf("cell %s: %v send errors", c.Name, c.Extra["send_errors"])
+		}
+	}
+}

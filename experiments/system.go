@@ -121,11 +121,13 @@ func (s *storeSystem) Driver() workloads.Driver { return storeDriver{s} }
 func (s *storeSystem) Source() workloads.Source { return storeDriver{s} }
 func (s *storeSystem) SegmentDir() string       { return commitlog.SegmentDir(s.cfg.Root) }
 
-func (s *storeSystem) Stats() sysStats {
-	st := s.st.Stats()
+func (s *storeSystem) Stats() sysStats { return storeStats(s.st) }
+
+func storeStats(s *store.Store) sysStats {
+	st := s.Stats()
 	out := sysStats{Flush: st.Flush, Rolls: st.CommitLog.Segment.Rolls, SyncCreates: st.CommitLog.Segment.SyncCreates,
 		MaxLockHeld: st.CommitLog.MaxLockHeld, LockHeldNs: st.CommitLog.LockHeldNanos, Appends: st.CommitLog.Appends, CacheHitRate: -1}
-	if s.st.ReadCache() != nil {
+	if s.ReadCache() != nil {
 		out.CacheHitRate = st.ReadCache.HitRatio
 	}
 	return out

@@ -20,6 +20,7 @@ func newRunCmd() *cobra.Command {
 		duration time.Duration
 		quick    bool
 		noPlots  bool
+		namesrv  string
 	)
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT.yaml",
@@ -37,7 +38,7 @@ writes complete results.`,
 			}
 			o, err := experiments.Run(cmd.Context(), exp, experiments.Options{
 				OutRoot: out, StoreRoot: store, Quick: quick, Duration: duration,
-				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args,
+				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args, Namesrv: namesrv,
 			})
 			if err != nil {
 				return err
@@ -56,5 +57,6 @@ writes complete results.`,
 	f.DurationVar(&duration, "duration", 0, "override the measured duration of every cell")
 	f.BoolVar(&quick, "quick", false, "apply the experiment's quick overrides (short, CI-sized)")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	f.StringVar(&namesrv, "namesrv", "", "drive the broker(s) registered with this name server (host:port) instead of an in-process engine")
 	return cmd
 }

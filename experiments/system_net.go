@@ -1,0 +1,130 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/store"
+	"github.com/brokerlab/brokerlab/workloads"
+	"github.com/brokerlab/brokerlab/workloads/netdriver"
+)
+
+// brokerSystem is the engine behind the broker, driven over loopback TCP
+// with brokerlab's remoting client: the store plus the wire, framing and the
+// broker's processors.
+type brokerSystem struct {
+	b   *broker.Broker
+	st  *store.Store
+	d   *netdriver.Driver
+	inj interface{ Stall(time.Duration) }
+	cfg store.Config
+}
+
+func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, error) {
+	lc, inj, err := engineConfig(exp.Engine, dir, h)
+	if err != nil {
+		return nil, err
+	}
+	sc := store.DefaultConfig(dir)
+	sc.CommitLog = lc
+	sc.FS = lc.FS
+	sc.ReadCacheBytes = int64(exp.Engine.CacheSize)
+	bc := broker.DefaultConfig()
+	bc.ListenAddr = "127.0.0.1:0"
+	bc.NamesrvAddrs = nil
+	bc.SendWorkers = max(bc.SendWorkers, exp.Workload.Producers)
+	// Only warnings and errors: a run's output is its progress lines.
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	bc.Logger, sc.Logger = quiet, quiet
+	b, err := broker.New(bc, broker.OpenStore(sc, bc.DelayLevels))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	st, _ := broker.StoreOf(b.Store())
+	dc := netdriver.DefaultConfig()
+	dc.Broker = b.Addr()
+	dc.CreateQueues = int32(exp.Workload.Queues)
+	dc.Batch = exp.Workload.Batch
+	d, err := netdriver.New(dc)
+	if err != nil {
+		b.Shutdown(context.Background())
+		return nil, err
+	}
+	for _, t := range topicNames(exp) {
+		if err := d.CreateTopic(context.Background(), t, int32(exp.Workload.Queues)); err != nil {
+			d.Close()
+			b.Shutdown(context.Background())
+			return nil, fmt.Errorf("create topic %s: %w", t, err)
+		}
+	}
+	return &brokerSystem{b: b, st: st, d: d, cfg: sc, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
+}
+
+type stallFunc func(time.Duration)
+
+func (f stallFunc) Stall(d time.Duration) { f(d) }
+
+func (s *brokerSystem) Driver() workloads.Driver { return s.d }
+func (s *brokerSystem) Source() workloads.Source { return s.d }
+func (s *brokerSystem) SegmentDir() string       { return commitlog.SegmentDir(s.cfg.Root) }
+func (s *brokerSystem) Stall(d time.Duration)    { s.inj.Stall(d) }
+
+func (s *brokerSystem) Stats() sysStats {
+	if s.st == nil {
+		return sysStats{CacheHitRate: -1}
+	}
+	return storeStats(s.st)
+}
+
+func (s *brokerSystem) Settle(timeout time.Duration) error {
+	if s.st != nil && !s.st.WaitDispatched(timeout) {
+		return fmt.Errorf("experiments: dispatch still behind after %v", timeout)
+	}
+	return nil
+}
+
+func (s *brokerSystem) Close() error {
+	derr := s.d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	berr := s.b.Shutdown(ctx)
+	if p := s.cfg.CommitLog.IO.Pool; p != nil {
+		p.Close()
+	}
+	if berr != nil {
+		return berr
+	}
+	return derr
+}
+
+// remoteSystem is a broker somewhere else, found through its name server
+// (--namesrv host:port): only what the wire shows is measured.
+type remoteSystem struct{ d *netdriver.Driver }
+
+func openRemoteSystem(exp Experiment, namesrv string) (*remoteSystem, error) {
+	dc := netdriver.DefaultConfig()
+	dc.Namesrv = namesrv
+	dc.CreateQueues = int32(exp.Workload.Queues)
+	dc.Batch = exp.Workload.Batch
+	d, err := netdriver.New(dc)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteSystem{d: d}, nil
+}
+
+func (s *remoteSystem) Driver() workloads.Driver   { return s.d }
+func (s *remoteSystem) Source() workloads.Source   { return s.d }
+func (s *remoteSystem) SegmentDir() string         { return "" }
+func (s *remoteSystem) Stats() sysStats            { return sysStats{CacheHitRate: -1} }
+func (s *remoteSystem) Stall(time.Duration)        {}
+func (s *remoteSystem) Settle(time.Duration) error { return nil }
+func (s *remoteSystem) Close() error               { return s.d.Close() }
