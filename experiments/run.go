@@ -39,6 +39,8 @@ type Options struct {
 	Quick bool
 	// Duration, if > 0, overrides the measured duration of every cell.
 	Duration time.Duration
+	// Repetitions, if > 0, overrides the experiment's repetitions.
+	Repetitions int
 	// Progress receives a progress line every ProgressEvery and the final
 	// table (nil: silent).
 	Progress      io.Writer
@@ -74,6 +76,9 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	}
 	if opt.Duration > 0 {
 		exp.Duration = Duration(opt.Duration)
+	}
+	if opt.Repetitions > 0 {
+		exp.Repetitions = opt.Repetitions
 	}
 	if err := exp.Validate(); err != nil {
 		return out, err

@@ -21,6 +21,7 @@ func newRunCmd() *cobra.Command {
 		quick    bool
 		noPlots  bool
 		namesrv  string
+		reps     int
 	)
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT.yaml",
@@ -38,7 +39,7 @@ writes complete results.`,
 			}
 			o, err := experiments.Run(cmd.Context(), exp, experiments.Options{
 				OutRoot: out, StoreRoot: store, Quick: quick, Duration: duration,
-				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args, Namesrv: namesrv,
+				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args, Namesrv: namesrv, Repetitions: reps,
 			})
 			if err != nil {
 				return err
@@ -55,6 +56,7 @@ writes complete results.`,
 	f.StringVar(&out, "out", "results", "results root directory")
 	f.StringVar(&store, "store", "", "directory for the cells' stores (default: the OS temp dir; must not be tmpfs for the direct path)")
 	f.DurationVar(&duration, "duration", 0, "override the measured duration of every cell")
+	f.IntVar(&reps, "reps", 0, "override the number of repetitions of every cell (reference runs use >= 3)")
 	f.BoolVar(&quick, "quick", false, "apply the experiment's quick overrides (short, CI-sized)")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
 	f.StringVar(&namesrv, "namesrv", "", "drive the broker(s) registered with this name server (host:port) instead of an in-process engine")
