@@ -113,6 +113,16 @@ func RunFigures(runDir string) ([]*Figure, error) {
 			add("residency", func() (*Figure, error) { return ResidencyHeatmap(&reps[i]) })
 		}
 	}
+	// Lagging consumers' catch-up rate (cold reads), per configuration.
+	if anyExtra(cells, "catchup_mb_per_sec") {
+		add("bars-catchup", func() (*Figure, error) {
+			f, err := Bars(cells, "catchup_mb_per_sec")
+			if err == nil {
+				f.Name = "bars-catchup"
+			}
+			return f, err
+		})
+	}
 	if sweeps == 0 && countConfigs(cells) >= 2 {
 		for _, metric := range []string{"msg/s", "p99"} {
 			add("bars", func() (*Figure, error) { return Bars(cells, metric) })
@@ -176,6 +186,15 @@ func anySeriesNonZero(cells []result.Cell, field string) bool {
 			if v, ok := seriesField(&c.Series[i], field); ok && v != 0 {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+func anyExtra(cells []result.Cell, key string) bool {
+	for _, c := range cells {
+		if _, ok := c.Extra[key]; ok {
+			return true
 		}
 	}
 	return false
