@@ -137,7 +137,7 @@ func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, fir
 	t0 := nanotime()
 	l.mu.Lock()
 	t1 := nanotime()
-	if waited := time.Duration(t1 - t0); waited > OSPageCacheBusyTimeout {
+	if waited := time.Duration(t1 - t0); l.cfg.BusyTimeout > 0 && waited > l.cfg.BusyTimeout {
 		l.mu.Unlock()
 		l.st.busyRefused.Add(1)
 		return dst[:base], statusErr(OSPageCacheBusy, fmt.Errorf("commitlog: waited %v for the append lock", waited))

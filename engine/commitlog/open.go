@@ -115,6 +115,9 @@ func fillDefaults(cfg *Config) error {
 	if cfg.MaxBodySize <= 0 {
 		cfg.MaxBodySize = d.MaxBodySize
 	}
+	if cfg.BusyTimeout == 0 {
+		cfg.BusyTimeout = OSPageCacheBusyTimeout
+	}
 	if !cfg.StoreHost.IsValid() {
 		cfg.StoreHost = d.StoreHost
 	}

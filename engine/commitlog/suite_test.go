@@ -37,6 +37,10 @@ func forEachConfig(t *testing.T, body func(t *testing.T, cfg Config)) {
 				cfg.Flush.Interval = 5 * time.Millisecond
 				cfg.SegmentSize = 64 << 10
 				cfg.IO.Pool = iopath.NewBufferPool(4, cfg.SegmentSize)
+				// These tests assert behaviour, not timing: on a loaded
+				// machine under -race a queue of sync appenders can wait
+				// over the 1 s back-pressure limit (tested on its own).
+				cfg.BusyTimeout = -1
 				body(t, cfg)
 			})
 		}
@@ -422,4 +426,35 @@ func TestStickyFlushError(t *testing.T) {
 			t.Fatalf("Flush after failure: %v", err)
 		}
 	})
+}
+
+// Back pressure: an append that waited longer than BusyTimeout for the
+// append lock is refused with OS_PAGE_CACHE_BUSY and writes nothing.
+func TestOSPageCacheBusy(t *testing.T) {
+	inj := faultfs.NewInjector(1)
+	cfg := DefaultConfig(t.TempDir())
+	cfg.FS = faultfs.Wrap(vfs.Default, inj)
+	cfg.Path = iopath.Pwrite
+	cfg.Flush = flush.DefaultConfig(flush.Sync)
+	cfg.SegmentSize = 1 << 20
+	cfg.BusyTimeout = 50 * time.Millisecond
+	l := openLog(t, cfg)
+	defer l.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	inj.Add(faultfs.Rule{Op: vfs.OpSync, When: faultfs.OnlyNth(1), Delay: 300 * time.Millisecond})
+	slow := make(chan error, 1)
+	go func() { _, err := l.Append(context.Background(), msg(rng, 0, 100), 0); slow <- err }()
+	for l.LockHeldFor() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err := l.Append(context.Background(), msg(rand.New(rand.NewPCG(9, 9)), 1, 100), 1)
+	if StatusOf(err) != OSPageCacheBusy {
+		t.Fatalf("append behind a 300 ms flush: %v, want OS_PAGE_CACHE_BUSY", err)
+	}
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Stats(); st.Appends != 1 || st.BusyRefused != 1 {
+		t.Fatalf("appends %d, refused %d: the refused append must write nothing", st.Appends, st.BusyRefused)
+	}
 }
