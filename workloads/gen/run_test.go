@@ -88,7 +88,7 @@ func TestOpenLoopStallShowsInResponseNotService(t *testing.T) {
 	if dly.P99 < int64(stall/3) {
 		t.Fatalf("send delay p99 %s: the schedule slipped less than the stall", hist.FormatNs(dly.P99))
 	}
-	if svc.P99 > int64(50*time.Millisecond) {
+	if svc.P99 > rsp.P99/3 {
 		t.Fatalf("service p99 %s: the stall leaked into most service times", hist.FormatNs(svc.P99))
 	}
 	if svc.Max < int64(stall*8/10) {
