@@ -146,41 +146,25 @@ func quantileDisplay(q string) string {
 func (s selector) isLatency() bool { return s.kind == "quantile" && s.q != "" }
 
 func pickQuantile(q result.Quantiles, name string) float64 {
-	switch name {
-	case "p50":
-		return q.P50
-	case "p90":
-		return q.P90
-	case "p99":
-		return q.P99
-	case "p999":
-		return q.P999
-	case "p9999":
-		return q.P9999
-	case "max":
-		return q.Max
-	case "mean":
-		return q.Mean
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"p50", q.P50}, {"p90", q.P90}, {"p99", q.P99}, {"p999", q.P999}, {"p9999", q.P9999}, {"max", q.Max}, {"mean", q.Mean}} {
+		if f.name == name {
+			return f.v
+		}
 	}
 	return 0
 }
 
 func pickQuantileStat(q result.QuantileStats, name string) result.Stat {
-	switch name {
-	case "p50":
-		return q.P50
-	case "p90":
-		return q.P90
-	case "p99":
-		return q.P99
-	case "p999":
-		return q.P999
-	case "p9999":
-		return q.P9999
-	case "max":
-		return q.Max
-	case "mean":
-		return q.Mean
+	for _, f := range []struct {
+		name string
+		st   result.Stat
+	}{{"p50", q.P50}, {"p90", q.P90}, {"p99", q.P99}, {"p999", q.P999}, {"p9999", q.P9999}, {"max", q.Max}, {"mean", q.Mean}} {
+		if f.name == name {
+			return f.st
+		}
 	}
 	return result.Stat{}
 }

@@ -83,22 +83,13 @@ func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
 				}
 				r := rec.In(hist.PhaseOf(actual, env.MeasureFrom))
 				Stamp(m.Body, actual, 0)
-				st.Issued++
-				err := p.drv.Send(ctx, m)
-				ack := time.Now()
-				if err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					st.Errors++
-					r.Add(CounterSendErrors, 1)
-					limit.hit()
+				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, &st, r, limit)
+				if stop {
+					return
+				}
+				if !acked {
 					continue
 				}
-				st.Acked++
-				st.Bytes += int64(len(m.Body))
-				st.AckedByQueue[workloads.QueueRef{Topic: m.Topic, QueueID: m.QueueID}]++
-				r.RecordSized(MetricService, ack.Sub(actual), len(m.Body))
 				if p.cfg.CorrectedInterval > 0 {
 					r.RecordCorrected(MetricServiceCorrected, ack.Sub(actual), p.cfg.CorrectedInterval)
 				}

@@ -123,3 +123,27 @@ func (l *errLimit) result() error {
 	defer l.mu.Unlock()
 	return l.err
 }
+
+// sendAccounted sends m (stamped at actual) and accounts for it in st and
+// r: an error is counted (and checked against the error limit), an
+// acknowledgement counted and its service time recorded. stop reports that
+// ctx ended during the send.
+func sendAccounted(ctx context.Context, drv workloads.Driver, m *workloads.Message, actual time.Time, st *ProducerStats, r *hist.Recorder, limit *errLimit) (ack time.Time, acked, stop bool) {
+	st.Issued++
+	err := drv.Send(ctx, m)
+	ack = time.Now()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ack, false, true
+		}
+		st.Errors++
+		r.Add(CounterSendErrors, 1)
+		limit.hit()
+		return ack, false, false
+	}
+	st.Acked++
+	st.Bytes += int64(len(m.Body))
+	st.AckedByQueue[workloads.QueueRef{Topic: m.Topic, QueueID: m.QueueID}]++
+	r.RecordSized(MetricService, ack.Sub(actual), len(m.Body))
+	return ack, true, false
+}

@@ -122,22 +122,13 @@ func (p *OpenLoop) Run(ctx context.Context, env Env) error {
 				delay := max(actual.Sub(intended), 0)
 				r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
 				Stamp(m.Body, actual, delay)
-				st.Issued++
-				err := p.drv.Send(ctx, m)
-				ack := time.Now()
-				if err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					st.Errors++
-					r.Add(CounterSendErrors, 1)
-					limit.hit()
+				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, &st, r, limit)
+				if stop {
+					return
+				}
+				if !acked {
 					continue
 				}
-				st.Acked++
-				st.Bytes += int64(len(m.Body))
-				st.AckedByQueue[workloads.QueueRef{Topic: m.Topic, QueueID: m.QueueID}]++
-				r.RecordSized(MetricService, ack.Sub(actual), len(m.Body))
 				r.Record(MetricResponse, ack.Sub(intended))
 				r.Record(MetricSendDelay, delay)
 			}
