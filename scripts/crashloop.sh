@@ -90,7 +90,9 @@ cleanup() {
 		rm -rf "$tmp"
 	else
 		echo "crashloop: logs and store kept in $work" >&2
-		((keep_work == 1)) && rm -rf "$bin" "$cc"
+		if ((keep_work == 1)); then
+			rm -rf "$tmp" # the binaries; the work directory is elsewhere
+		fi
 	fi
 }
 trap cleanup EXIT
