@@ -171,6 +171,10 @@ func (l *Log) flushAll() (int64, error) {
 			break
 		}
 	}
+	// A segment's flush covers what it held when it ran, which can be past
+	// the log's published end (a record or blank being appended): the
+	// flushed offset never passes MaxOffset.
+	flushed = min(flushed, l.wrote.Load())
 	if flushed > l.flushed.Load() {
 		l.flushed.Store(flushed)
 	}

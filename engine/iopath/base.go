@@ -41,6 +41,12 @@ func openSegmentFile(fs vfs.FS, kind Kind, path string, size, wrotePos int64, ex
 	}
 	if err := f.Allocate(size); err != nil {
 		f.Close()
+		if !existed {
+			// A failed fallocate (ENOSPC) can leave a partly sized file:
+			// remove the file this call created, or every later open of
+			// it fails on its size.
+			_ = fs.Remove(path)
+		}
 		return nil, fmt.Errorf("iopath: %s: preallocate %s: %w", kind, path, err)
 	}
 	return f, nil

@@ -41,13 +41,12 @@ const directReadChunk = 64 << 10
 // Locking (order: flushMu, stageMu, writeMu): stageMu guards the staging
 // buffer and stageOff; Append holds it while copying and while writing a
 // full staging buffer. writeMu keeps pwrites in order. Flush holds stageMu
-// only to copy the staged bytes into its own flush buffer and shift the
-// tail; it takes writeMu before releasing stageMu (so no later write of the
-// same blocks can overtake it, and readers that find stageOff past their
-// bytes can wait for writeMu), then pwrites and fdatasyncs without stageMu:
-// an Append overlapping a Flush waits at most for a memcpy, or for the
-// Flush's pwrite if the Append must itself write out a full buffer. The
-// fdatasync holds no lock an Append needs.
+// while it writes the padded staged bytes and, only once that write
+// succeeded, shifts the partial tail block to the front of the buffer (so
+// a failed write leaves every acknowledged byte readable from the staging
+// buffer); the fdatasync holds no lock an Append needs. An Append
+// overlapping a Flush therefore waits for the Flush's tail write (at most
+// one staging buffer), never for its fdatasync.
 type directAppender struct {
 	segmentBase
 	align    int64
@@ -249,16 +248,19 @@ func (a *directAppender) Flush() (int64, error) {
 		padded := alignUp(n, a.align)
 		copy(a.flushBuf[:n], a.staging[:n])
 		clear(a.flushBuf[n:padded])
-		if tail := alignDown(w, a.align); tail > so {
-			copy(a.staging, a.staging[tail-so:n])
-			a.stageOff = tail
-		}
 		a.writeMu.Lock()
-		a.stageMu.Unlock()
 		_, err := a.file.WriteAt(a.flushBuf[:padded], so)
 		if err == nil {
 			a.advanceDiskValid(w)
+			// Only once the write succeeded do the staged bytes before the
+			// partial tail block leave the staging buffer: after a failed
+			// write they stay readable from it.
+			if tail := alignDown(w, a.align); tail > so {
+				copy(a.staging, a.staging[tail-so:a.wrote.Load()-so])
+				a.stageOff = tail
+			}
 		}
+		a.stageMu.Unlock()
 		a.writeMu.Unlock()
 		a.countWrite(int(padded))
 		if err != nil {

@@ -140,12 +140,33 @@ func ReadFrame(r io.Reader, maxFrameBytes int) (*Command, error) {
 	if err := checkFrameLength(length, maxFrameBytes); err != nil {
 		return nil, err
 	}
-	content := make([]byte, length)
-	if _, err := io.ReadFull(r, content); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
+	content, err := readGrowing(r, int(length))
+	if err != nil {
 		return nil, err
 	}
 	return decodeFrameContent(content)
+}
+
+// frameReadChunk is how much of a frame's announced length is allocated
+// before its bytes arrive: a peer that announces 16 MiB and stalls pins
+// this much, not the announced length.
+const frameReadChunk = 64 << 10
+
+// readGrowing reads exactly n bytes, growing the buffer as data arrives.
+func readGrowing(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, frameReadChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, min(n-len(buf), max(cap(buf), frameReadChunk)))...)[:len(buf)]
+		}
+		m, err := io.ReadFull(r, buf[len(buf):min(n, cap(buf))])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return buf, nil
 }
