@@ -230,7 +230,7 @@ func (l *Log) appendLocked(buf []byte, rs []Result, storeTS int64) (int64, error
 	if _, err := app.Append(buf); err != nil {
 		// ErrFull cannot happen (checked above); anything else is a write
 		// error and makes the log unwritable.
-		return 0, statusErr(UnknownError, l.setErr(fmt.Errorf("commitlog: append to %s: %w", seg.Path(), err)))
+		return 0, statusErr(ServiceNotAvailable, l.setErr(fmt.Errorf("commitlog: append to %s: %w", seg.Path(), err)))
 	}
 	l.wrote.Store(phys + int64(len(buf)))
 	return phys, nil
@@ -247,12 +247,12 @@ func (l *Log) writeBlank(app iopath.Appender, remaining int64) error {
 	var hdr [record.BlankMinLen]byte
 	record.PutBlank(hdr[:], int32(remaining))
 	if _, err := app.Append(hdr[:]); err != nil {
-		return statusErr(UnknownError, l.setErr(fmt.Errorf("commitlog: write blank: %w", err)))
+		return statusErr(ServiceNotAvailable, l.setErr(fmt.Errorf("commitlog: write blank: %w", err)))
 	}
 	for left := remaining - record.BlankMinLen; left > 0; {
 		n := min(left, int64(len(blankZeros)))
 		if _, err := app.Append(blankZeros[:n]); err != nil {
-			return statusErr(UnknownError, l.setErr(fmt.Errorf("commitlog: pad blank: %w", err)))
+			return statusErr(ServiceNotAvailable, l.setErr(fmt.Errorf("commitlog: pad blank: %w", err)))
 		}
 		left -= n
 	}

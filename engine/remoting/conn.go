@@ -26,8 +26,8 @@ type connOptions struct {
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
 // It reads frames on one goroutine, matches responses to pending calls by
-// opaque, hands requests to its owner's dispatcher, and writes whole frames
-// under a mutex. All methods are safe for concurrent use.
+// opaque, hands requests to its owner's dispatcher, and queues whole frames
+// for one writer goroutine. All methods are safe for concurrent use.
 type Conn struct {
 	nc       net.Conn
 	opts     connOptions
@@ -36,7 +36,7 @@ type Conn struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 
-	wmu sync.Mutex // held for the whole of one frame write
+	wq writeQueue // frames for writeLoop, the only socket writer
 
 	mu struct {
 		sync.Mutex
@@ -84,6 +84,8 @@ func newConn(parent context.Context, nc net.Conn, opts connOptions, dispatch fun
 	c.ctx, c.cancel = context.WithCancel(parent)
 	c.mu.pending = make(map[int32]*call)
 	c.mu.inflight = make(map[*inflightToken]struct{})
+	c.wq.kick = make(chan struct{}, 1)
+	go c.writeLoop()
 	return c
 }
 

@@ -1,61 +1,175 @@
 package remoting
 
 import (
+	"context"
+	"errors"
 	"net"
 	"sync"
 	"time"
 )
 
-// inlineBodyBytes: bodies up to this size are copied behind the header and
-// written with one write; larger ones go out with writev, uncopied.
+// inlineBodyBytes: bodies up to this size are copied behind the header;
+// larger ones go out as their own buffer, uncopied.
 const inlineBodyBytes = 4 << 10
+
+// maxPendingWriteBytes bounds the frames queued for one connection's
+// writer. A peer that stops reading its socket while the queue grows past it
+// is a slow consumer and is disconnected, so it can neither pin unbounded
+// memory nor hold up the goroutines that answer other connections.
+const maxPendingWriteBytes = 64 << 20
+
+// ErrSlowPeer closes a connection whose peer does not read its replies.
+var ErrSlowPeer = errors.New("remoting: peer does not read its socket (write queue full)")
 
 var frameBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// write encodes cmd and writes the whole frame under the write mutex, so
-// frames from concurrent writers never interleave. A failed write closes the
-// connection; an encoding error does not.
+// outFrame is one encoded frame waiting for the writer.
+type outFrame struct {
+	head *[]byte // pooled: header (and an inline body)
+	body []byte  // a large body, written uncopied; nil when inline
+}
+
+func (f outFrame) size() int64 { return int64(len(*f.head) + len(f.body)) }
+
+// writeQueue is a connection's pending frames. Frames are written in the
+// order they were queued, by one writer goroutine, batched into one writev.
+type writeQueue struct {
+	mu      sync.Mutex
+	q       []outFrame
+	bytes   int64
+	writing bool
+	kick    chan struct{} // capacity 1
+}
+
+// write encodes cmd and queues the whole frame for the connection's writer,
+// so frames never interleave and the caller — a processor's worker, a
+// long-poll wake-up — never blocks on a peer that does not read. An error
+// means the frame was not queued (the connection is closed, or this peer is
+// a slow consumer and is now disconnected); a failed socket write later
+// closes the connection, failing its pending calls.
 func (c *Conn) write(cmd *Command) error {
 	bp := frameBufPool.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 64<<10 {
-			frameBufPool.Put(bp)
-		}
-	}()
 	buf, err := appendFrameHead((*bp)[:0], cmd, c.opts.serializeType)
 	if err != nil {
+		frameBufPool.Put(bp)
 		return err
 	}
-	body := cmd.Body
-	inline := len(body) <= inlineBodyBytes
-	if inline {
-		buf = append(buf, body...)
-	}
-	*bp = buf[:0]
-
-	c.wmu.Lock()
-	if c.isClosed() {
-		c.wmu.Unlock()
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.closedErrLocked()
-	}
-	if c.opts.writeTimeout > 0 {
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
-	}
-	if inline {
-		_, err = c.nc.Write(buf)
+	f := outFrame{head: bp}
+	if len(cmd.Body) <= inlineBodyBytes {
+		buf = append(buf, cmd.Body...)
 	} else {
-		bufs := net.Buffers{buf, body}
-		_, err = bufs.WriteTo(c.nc)
+		f.body = cmd.Body
 	}
-	c.wmu.Unlock()
-	if err != nil {
-		c.log.Debug("remoting: write failed, closing connection", "err", err)
-		c.closeWith(err)
+	*bp = buf
+
+	w := &c.wq
+	w.mu.Lock()
+	if c.isClosed() {
+		w.mu.Unlock()
+		frameBufPool.Put(bp)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.closedErrLocked()
+	}
+	if w.bytes+f.size() > maxPendingWriteBytes && w.bytes > 0 {
+		w.mu.Unlock()
+		frameBufPool.Put(bp)
+		c.log.Warn("remoting: closing a slow consumer", "queued_bytes", w.bytes)
+		c.closeWith(ErrSlowPeer)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.closedErrLocked()
+	}
+	w.q = append(w.q, f)
+	w.bytes += f.size()
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
 	return nil
+}
+
+// writeLoop is the connection's only socket writer.
+func (c *Conn) writeLoop() {
+	w := &c.wq
+	var batch []outFrame
+	var bufs net.Buffers
+	for {
+		select {
+		case <-w.kick:
+		case <-c.done:
+			c.dropQueued()
+			return
+		}
+		for {
+			w.mu.Lock()
+			batch, w.q = w.q, batch[:0]
+			w.writing = len(batch) > 0
+			w.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			bufs = bufs[:0]
+			var n int64
+			for _, f := range batch {
+				bufs = append(bufs, *f.head)
+				if f.body != nil {
+					bufs = append(bufs, f.body)
+				}
+				n += f.size()
+			}
+			if c.opts.writeTimeout > 0 {
+				_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
+			}
+			_, err := bufs.WriteTo(c.nc)
+			for i := range batch {
+				if cap(*batch[i].head) <= 64<<10 {
+					frameBufPool.Put(batch[i].head)
+				}
+				batch[i] = outFrame{}
+			}
+			w.mu.Lock()
+			w.bytes -= n
+			w.writing = false
+			w.mu.Unlock()
+			if err != nil {
+				c.log.Debug("remoting: write failed, closing connection", "err", err)
+				c.closeWith(err)
+				c.dropQueued()
+				return
+			}
+		}
+	}
+}
+
+func (c *Conn) dropQueued() {
+	w := &c.wq
+	w.mu.Lock()
+	for _, f := range w.q {
+		frameBufPool.Put(f.head)
+	}
+	w.q, w.bytes = nil, 0
+	w.mu.Unlock()
+}
+
+// drain waits until every queued frame has been written, or ctx ends: a
+// graceful shutdown answers what it admitted before it closes the socket.
+func (c *Conn) drain(ctx context.Context) {
+	w := &c.wq
+	for {
+		w.mu.Lock()
+		idle := len(w.q) == 0 && !w.writing
+		w.mu.Unlock()
+		if idle || c.isClosed() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.done:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
 }

@@ -278,6 +278,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
+		c.drain(ctx) // replies already queued go out first
 		c.closeWith(ErrServerClosed)
 	}
 	s.connWG.Wait()

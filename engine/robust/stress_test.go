@@ -269,9 +269,10 @@ func loadAll(a []atomic.Int64) []int64 {
 	return out
 }
 
-// knownFrameReservationBug explains the skip of
-// TestStressStalledLargeFramesMemory.
-const knownFrameReservationBug = "known bug (engine/remoting/frame.go ReadFrame): the whole frame buffer " +
+// knownFrameReservationBug describes the regression
+// TestStressStalledLargeFramesMemory guards against (fixed: ReadFrame grows
+// its buffer as data arrives).
+const knownFrameReservationBug = "regression (engine/remoting/frame.go ReadFrame): the whole frame buffer " +
 	"(up to MaxFrameBytes, 16 MiB) is allocated as soon as the 4-byte length field is read, before any of " +
 	"the frame arrived, so a client that sends a length and stalls pins MaxFrameBytes of heap until " +
 	"IdleTimeout (120 s); MaxConns (10000) such clients pin 160 GiB. Fix: read the content in chunks " +
@@ -311,13 +312,14 @@ func TestStressStalledLargeFramesMemory(t *testing.T) {
 	}
 	t.Logf("%d connections each announcing a %d-byte frame and sending 100 bytes: heap grew by %d MiB", conns, e.bcfg.Remoting.MaxFrameBytes-4, grew>>20)
 	if grew > bound {
-		t.Skipf("%s. Observed: %d stalled connections pinned %d MiB (bound %d MiB)", knownFrameReservationBug, conns, grew>>20, bound>>20)
+		t.Fatalf("%s. Observed: %d stalled connections pinned %d MiB (bound %d MiB)", knownFrameReservationBug, conns, grew>>20, bound>>20)
 	}
 }
 
-// knownStalledConsumerBug explains the skip of the other-consumer half of
+// knownStalledConsumerBug describes the regression (fixed: replies go through a
+// per-connection writer queue) guarded by the other-consumer half of
 // TestStressStalledConsumer.
-const knownStalledConsumerBug = "known bug (engine/remoting/conn_write.go Conn.write, called from " +
+const knownStalledConsumerBug = "regression (engine/remoting/conn_write.go Conn.write, called from " +
 	"Conn.runProcessor on the processor's executor goroutine): a reply is written synchronously by the " +
 	"executor worker, so a consumer that stops reading its socket blocks every pull worker that answers " +
 	"it (they queue on the connection's write mutex) until WriteTimeout (10 s) closes it; meanwhile every " +
@@ -385,7 +387,7 @@ func TestStressStalledConsumer(t *testing.T) {
 		e.maxOffset("FAST", 0, 25)
 		ctxResp, err := invokeWithin(cl, e.addr(), 3*time.Second, remoting.ReqPullMessage, pullExt("other", "FAST", 0, 0, 32, 0, 0), nil)
 		if err != nil {
-			t.Skipf("%s. Observed: another consumer's pull got no answer within 3 s: %v", knownStalledConsumerBug, err)
+			t.Fatalf("%s. Observed: another consumer's pull got no answer within 3 s: %v", knownStalledConsumerBug, err)
 		}
 		wantCode(t, "pull of another consumer", ctxResp, remoting.RespSuccess)
 	})
