@@ -9,11 +9,13 @@ COUNT=${COUNT:-5}
 BENCH=${BENCH:-Append|RawPath}
 PKGS=${PKGS:-./engine/commitlog}
 BENCHTIME=${BENCHTIME:-1s}
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo true || echo false) # before the output dir exists
 out=results/bench/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 {
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "dirty: $([ -n "$(git status --porcelain 2>/dev/null)" ] && echo true || echo false)"
+  echo "commit: $commit"
+  echo "dirty: $dirty"
   echo "go: $(go env GOVERSION)"
 } > "$out/bench.txt"
 go test $PKGS -run '^$' -bench "$BENCH" -benchtime "$BENCHTIME" -count "$COUNT" | tee -a "$out/bench.txt"

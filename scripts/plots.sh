@@ -7,8 +7,11 @@ go build -o /tmp/brokerlab-plots ./cmd/brokerlab
 runs=$(find results -name result.json -printf '%h\n' | sort)
 [ -n "$runs" ] || { echo "no results under results/" >&2; exit 0; }
 for d in $runs; do
-  /tmp/brokerlab-plots plot "$d" >/dev/null
-  echo "plotted $d"
+  if /tmp/brokerlab-plots plot "$d" >/dev/null; then
+    echo "plotted $d"
+  else
+    echo "no figures for $d (see the message above)" >&2
+  fi
 done
 # The README shows the newest run of each experiment: copy its chosen figures
 # to plots/gallery/ (names listed in scripts/gallery.txt: experiment figure).
