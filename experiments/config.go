@@ -149,6 +149,9 @@ type Engine struct {
 	DontNeed bool `yaml:"dontneed" json:"dontneed"`
 	// Async flush knobs (RocketMQ defaults when zero).
 	FlushInterval Duration `yaml:"flush_interval" json:"flush_interval"`
+	// CoalesceWait is group commit's coalescing window (0: RocketMQ's
+	// flush-at-once).
+	CoalesceWait Duration `yaml:"coalesce_wait" json:"coalesce_wait"`
 	// Transport: inproc (default) or loopback (broker over remoting).
 	Transport string `yaml:"transport" json:"transport"`
 }
@@ -473,6 +476,12 @@ func (e *Experiment) set(param, v string) error {
 		e.Engine.DontNeed = b
 	case "advice":
 		e.Engine.Advice = v
+	case "coalesce":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return bad("a duration such as 200us")
+		}
+		e.Engine.CoalesceWait = Duration(d)
 	case "budget":
 		s, err := ParseSize(v)
 		if err != nil {
@@ -509,7 +518,7 @@ func (e *Experiment) set(param, v string) error {
 		}
 		e.Workload.Batch = n
 	default:
-		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, budget, transport, conc, rate, size, batch)", ErrConfig, param)
+		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, conc, rate, size, batch)", ErrConfig, param)
 	}
 	return nil
 }

@@ -70,6 +70,7 @@ func engineConfig(en Engine, dir string, h sysHooks) (commitlog.Config, *faultfs
 		cfg.Flush.Interval = en.FlushInterval.D()
 	}
 	cfg.Flush.OnFlush = h.onFlush
+	cfg.Flush.CoalesceWait = en.CoalesceWait.D()
 	cfg.SegmentSize = int64(en.SegmentSize)
 	cfg.PreallocateNext = en.Prealloc == nil || *en.Prealloc
 	cfg.IO.Warm = en.Warm

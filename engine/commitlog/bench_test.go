@@ -32,7 +32,10 @@ import (
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
 
-var benchSeg = flag.Int64("bench.seg", 64<<20, "segment size for benchmarks")
+var (
+	benchSeg      = flag.Int64("bench.seg", 64<<20, "segment size for benchmarks")
+	benchCoalesce = flag.Duration("bench.coalesce", 0, "group commit coalescing window (flush.Config.CoalesceWait)")
+)
 
 var (
 	benchSizes = []int{128, 1024, 4096}
@@ -107,6 +110,7 @@ func benchAppend(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int)
 	cfg := DefaultConfig(b.TempDir())
 	cfg.Path = path
 	cfg.Flush = flush.DefaultConfig(pol)
+	cfg.Flush.CoalesceWait = *benchCoalesce
 	cfg.SegmentSize = *benchSeg
 	cfg.IO.Pool = iopath.NewBufferPool(3, cfg.SegmentSize)
 	l, err := Open(cfg)
@@ -218,6 +222,7 @@ func printBenchConfig() {
 		kv["kernel"] = string(trimNL(b))
 	}
 	kv["segment-size"] = fmt.Sprint(*benchSeg)
+	kv["group-coalesce"] = benchCoalesce.String()
 	if d, err := os.MkdirTemp("", "fsprobe"); err == nil {
 		kv["fs"] = fsType(d)
 		os.Remove(d)

@@ -22,6 +22,14 @@ type Config struct {
 	// Group (RocketMQ GroupCommitService): a waiter not covered within
 	// SyncFlushTimeout (syncFlushTimeout, 5 s) gets ErrTimeout.
 	SyncFlushTimeout time.Duration
+	// CoalesceWait (group only) makes the flusher wait this long after the
+	// first waiter of a batch arrives before it flushes, so that producers
+	// acknowledged by the previous flush can append and join this one (as
+	// NATS' flusher coalesces). 0, RocketMQ's behaviour, flushes at once: a
+	// batch is then whoever arrived during the previous flush, about half of
+	// the producers. It trades up to CoalesceWait of latency for bigger
+	// batches.
+	CoalesceWait time.Duration
 	// OnFlush, if set, is called after every flush the policy performs
 	// (from the flushing goroutine) with its duration and the number of
 	// commits it served. It must be cheap; the harness records histograms.

@@ -254,3 +254,28 @@ func TestCommitAfterClose(t *testing.T) {
 		}
 	}
 }
+
+// With a coalescing window, waiters that arrive within it share one flush
+// even when no flush was running when they came.
+func TestGroupCoalesceWait(t *testing.T) {
+	f := &fakeLog{}
+	cfg := DefaultConfig(Group)
+	cfg.CoalesceWait = 200 * time.Millisecond
+	p := newPolicy(t, f, cfg)
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		pos := f.append(10)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Commit(context.Background(), pos); err != nil {
+				t.Error(err)
+			}
+		}()
+		time.Sleep(time.Millisecond) // arrive one by one, well inside the window
+	}
+	wg.Wait()
+	if c := f.calls.Load(); c != 1 {
+		t.Fatalf("%d flushes for 20 waiters arriving within the coalescing window, want 1", c)
+	}
+}

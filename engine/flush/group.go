@@ -90,12 +90,25 @@ func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
 
 func (p *groupPolicy) loop() {
 	defer close(p.done)
+	var coalesce *time.Timer
+	if p.cfg.CoalesceWait > 0 {
+		coalesce = time.NewTimer(time.Hour)
+		coalesce.Stop()
+	}
 	for {
 		select {
 		case <-p.kick:
 		case <-p.stop:
 			p.serve() // drain whoever is still waiting
 			return
+		}
+		if coalesce != nil {
+			coalesce.Reset(p.cfg.CoalesceWait)
+			select {
+			case <-coalesce.C:
+			case <-p.stop:
+				coalesce.Stop()
+			}
 		}
 		p.serve()
 	}
