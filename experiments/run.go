@@ -178,8 +178,8 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		if err != nil {
 			pr.printf("brokerlab: figures: %v\n", err)
 		}
-		for _, f := range figs {
-			pr.printf("figure %s\n", f)
+		if len(figs) > 0 {
+			pr.printf("figures: %d files in %s\n", len(figs), filepath.Dir(figs[0]))
 		}
 	}
 	return out, nil
