@@ -358,9 +358,11 @@ func (q *Queue) Close() error {
 	if q.closed.Swap(true) {
 		return nil
 	}
+	// Wake the allocator under its lock so it cannot miss the close between
+	// checking closed and waiting.
 	q.alloc.Lock()
-	q.alloc.Unlock()
 	q.alloc.cond.Broadcast()
+	q.alloc.Unlock()
 	<-q.done
 	if r := q.alloc.ready; r != nil {
 		q.alloc.ready = nil
