@@ -90,9 +90,7 @@ func matchHeaderField(key string) int {
 
 // headerObject decodes the members of the top-level object; '{' is consumed.
 func (d *jsonDecoder) headerObject(c *Command) error {
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
+	if d.emptyObject() {
 		return nil
 	}
 	for {
@@ -101,12 +99,9 @@ func (d *jsonDecoder) headerObject(c *Command) error {
 		if err != nil {
 			return err
 		}
-		d.skipWS()
-		if d.peek() != ':' {
-			return d.errorf("expected ':' after object key")
+		if err := d.colon(); err != nil {
+			return err
 		}
-		d.pos++
-		d.skipWS()
 		switch f := matchHeaderField(key); f {
 		case fieldCode:
 			err = d.int32Field(&c.Code)
@@ -229,9 +224,7 @@ func (d *jsonDecoder) extFields(c *Command) error {
 	if c.ExtFields == nil {
 		c.ExtFields = make(ExtFields, 16)
 	}
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
+	if d.emptyObject() {
 		return nil
 	}
 	for {
@@ -240,12 +233,9 @@ func (d *jsonDecoder) extFields(c *Command) error {
 		if err != nil {
 			return err
 		}
-		d.skipWS()
-		if d.peek() != ':' {
-			return d.errorf("expected ':' after object key")
+		if err := d.colon(); err != nil {
+			return err
 		}
-		d.pos++
-		d.skipWS()
 		var val string
 		switch d.peek() {
 		case '"':
@@ -309,12 +299,9 @@ func (d *jsonDecoder) skipValue(depth int) error {
 				if _, err := d.str(); err != nil {
 					return err
 				}
-				d.skipWS()
-				if d.peek() != ':' {
-					return d.errorf("expected ':' after object key")
+				if err := d.colon(); err != nil {
+					return err
 				}
-				d.pos++
-				d.skipWS()
 			}
 			if err := d.skipValue(depth + 1); err != nil {
 				return err
@@ -546,4 +533,26 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// emptyObject consumes "}" (after white space) if the object just opened
+// has no members.
+func (d *jsonDecoder) emptyObject() bool {
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// colon consumes the ':' (with white space around it) after a member's key.
+func (d *jsonDecoder) colon() error {
+	d.skipWS()
+	if d.peek() != ':' {
+		return d.errorf("expected ':' after object key")
+	}
+	d.pos++
+	d.skipWS()
+	return nil
 }

@@ -37,9 +37,7 @@ const crashTopic = "CRASH"
 
 // crashConfig is the store config shared by the writer and the checker.
 func crashConfig(t testing.TB, dir string, path iopath.Kind, pol flush.Kind) Config {
-	cfg := DefaultConfig(dir)
-	cfg.CommitLog.Path = path
-	cfg.CommitLog.Flush = flush.DefaultConfig(pol)
+	cfg := testConfig(t, dir, path, pol) // then bigger files, faster checkpoints
 	cfg.CommitLog.Flush.Interval = 10 * time.Millisecond
 	cfg.CommitLog.SegmentSize = 256 << 10
 	pool := iopath.NewBufferPool(8, cfg.CommitLog.SegmentSize)
@@ -48,14 +46,12 @@ func crashConfig(t testing.TB, dir string, path iopath.Kind, pol flush.Kind) Con
 	cfg.ConsumeQueue = consumequeue.Config{UnitsPerFile: 512}
 	cfg.Index = index.Config{MaxHashSlots: 512, MaxIndexNum: 4096, MaxQueryNum: 64}
 	cfg.ReadCacheBytes = 4 << 20
-	cfg.Logger = quietLogger
-	cfg.CleanInterval = 0
+	cfg.ReadCacheBlockSize = DefaultConfig(dir).ReadCacheBlockSize
 	cfg.FlushConsumeQueueThoroughInterval = 50 * time.Millisecond
 	cfg.CheckpointInterval = 20 * time.Millisecond
 	// A small margin makes recovery start in a recent segment, so the
 	// checkpoint's timestamps decide what is re-dispatched.
 	cfg.RecoveryTimeMargin = time.Millisecond
-	cfg.DiskUsage = func(string) (float64, error) { return 0.10, nil }
 	return cfg
 }
 

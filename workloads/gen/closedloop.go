@@ -66,12 +66,10 @@ func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			rec := recs[w%len(recs)]
-			b := p.factory.NewBuilder()
-			tm := time.NewTimer(time.Hour)
-			tm.Stop()
-			st := ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}
-			defer func() { p.stats.merge(st) }()
+			wk := newWorker(p.factory, recs, w)
+			rec, b, tm := wk.rec, wk.b, wk.tm
+			st := &wk.st
+			defer func() { p.stats.merge(wk.st) }()
 			for ctx.Err() == nil {
 				m := b.Message(uint64(seq.Add(1) - 1))
 				actual := time.Now()
@@ -83,7 +81,7 @@ func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
 				}
 				r := rec.In(hist.PhaseOf(actual, env.MeasureFrom))
 				Stamp(m.Body, actual, 0)
-				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, &st, r, limit)
+				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit)
 				if stop {
 					return
 				}

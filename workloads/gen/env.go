@@ -147,3 +147,19 @@ func sendAccounted(ctx context.Context, drv workloads.Driver, m *workloads.Messa
 	r.RecordSized(MetricService, ack.Sub(actual), len(m.Body))
 	return ack, true, false
 }
+
+// worker is one producer goroutine's own state: its recorder (shared per
+// CPU), message builder, timer and stats (merged into total when it ends).
+type worker struct {
+	rec *hist.Recorder
+	b   *Builder
+	tm  *time.Timer
+	st  ProducerStats
+}
+
+func newWorker(f *Factory, recs []*hist.Recorder, w int) *worker {
+	tm := time.NewTimer(time.Hour)
+	tm.Stop()
+	return &worker{rec: recs[w%len(recs)], b: f.NewBuilder(), tm: tm,
+		st: ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}}
+}

@@ -103,12 +103,10 @@ func (p *OpenLoop) Run(ctx context.Context, env Env) error {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			rec := recs[w%len(recs)]
-			b := p.factory.NewBuilder()
-			tm := time.NewTimer(time.Hour)
-			tm.Stop()
-			st := ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}
-			defer func() { p.stats.merge(st) }()
+			wk := newWorker(p.factory, recs, w)
+			rec, b, tm := wk.rec, wk.b, wk.tm
+			st := &wk.st
+			defer func() { p.stats.merge(wk.st) }()
 			for {
 				seq, intended, ok := sch.next()
 				if !ok {
@@ -122,7 +120,7 @@ func (p *OpenLoop) Run(ctx context.Context, env Env) error {
 				delay := max(actual.Sub(intended), 0)
 				r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
 				Stamp(m.Body, actual, delay)
-				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, &st, r, limit)
+				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit)
 				if stop {
 					return
 				}
