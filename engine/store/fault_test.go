@@ -252,21 +252,7 @@ func (l *faultLedger) checkRecovered(t *testing.T, s *Store) map[int32]int64 {
 	log := s.CommitLog()
 	next := map[int32]int64{}
 	first := map[int32]int64{} // a cleaned log starts past queue offset 0
-	var buf []byte
-	for off := log.MinOffset(); off < log.MaxOffset(); {
-		var rec record.Record
-		var err error
-		buf, rec, err = log.ReadRecord(off, buf)
-		if errors.Is(err, record.ErrBlank) {
-			off = log.RollNextFile(off)
-			continue
-		}
-		if err != nil {
-			t.Fatalf("recovered log at %d: %v", off, err)
-		}
-		if rec.PhysicalOffset != off {
-			t.Fatalf("record at %d claims physical offset %d", off, rec.PhysicalOffset)
-		}
+	walkLog(t, log, func(off int64, raw []byte, rec record.Record) {
 		k := faultKey{rec.QueueID, rec.QueueOffset}
 		if _, seen := first[rec.QueueID]; !seen {
 			first[rec.QueueID] = 0
@@ -277,10 +263,9 @@ func (l *faultLedger) checkRecovered(t *testing.T, s *Store) map[int32]int64 {
 		if rec.QueueOffset != next[rec.QueueID] {
 			t.Fatalf("queue %d: record at %d has queue offset %d, want %d (hole or duplicate)", rec.QueueID, off, rec.QueueOffset, next[rec.QueueID])
 		}
-		l.checkRecordLocked(t, buf[:rec.TotalSize], k, l.acked[k])
+		l.checkRecordLocked(t, raw, k, l.acked[k])
 		next[rec.QueueID]++
-		off += int64(rec.TotalSize)
-	}
+	})
 	for q := int32(0); q < faultQueues; q++ {
 		if got := s.GetMaxOffsetInQueue(faultTopic, q); got != next[q] {
 			t.Fatalf("queue %d: consume queue max %d, commit log holds %d", q, got, next[q])

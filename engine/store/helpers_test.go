@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/index"
@@ -207,5 +208,31 @@ func flipByte(t testing.TB, path string, pos int64) {
 	b[0] ^= 0xFF
 	if _, err := f.WriteAt(b[:], pos); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// walkLog calls fn for every record of the commit log, oldest first,
+// skipping end-of-segment blanks; a record that does not read, or that
+// claims another physical offset, fails the test. rec and raw alias a
+// buffer reused by the next call.
+func walkLog(t testing.TB, log *commitlog.Log, fn func(off int64, raw []byte, rec record.Record)) {
+	t.Helper()
+	var buf []byte
+	for off := log.MinOffset(); off < log.MaxOffset(); {
+		var rec record.Record
+		var err error
+		buf, rec, err = log.ReadRecord(off, buf)
+		if errors.Is(err, record.ErrBlank) {
+			off = log.RollNextFile(off)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("recovered log at %d: %v", off, err)
+		}
+		if rec.PhysicalOffset != off {
+			t.Fatalf("record at %d claims physical offset %d", off, rec.PhysicalOffset)
+		}
+		fn(off, buf[:rec.TotalSize], rec)
+		off += int64(rec.TotalSize)
 	}
 }
