@@ -69,3 +69,31 @@ func (f *osFile) Unmap(b []byte) error {
 	}
 	return nil
 }
+
+// rwfDontCache is RWF_DONTCACHE (include/uapi/linux/fs.h, Linux 6.14).
+const rwfDontCache = unix.RWF_DONTCACHE
+
+// WriteAtUncached is pwritev2(2) with RWF_DONTCACHE, retried on EINTR and
+// continued after a short write. EOPNOTSUPP (a kernel before 6.14 rejects
+// the unknown flag with it, as does a file system without FOP_DONTCACHE, or
+// a DAX file) and EINVAL wrap ErrUnsupported.
+func (f *osFile) WriteAtUncached(p []byte, off int64) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, err := unix.Pwritev2(int(f.fd), [][]byte{p[done:]}, off+int64(done), rwfDontCache)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EOPNOTSUPP || err == unix.EINVAL {
+			return done, fmt.Errorf("%w: pwritev2 RWF_DONTCACHE on %s: %w", ErrUnsupported, f.f.Name(), err)
+		}
+		if err != nil {
+			return done, f.pathErr("pwritev2", err)
+		}
+		if n == 0 {
+			return done, f.pathErr("pwritev2", unix.EIO)
+		}
+		done += n
+	}
+	return done, nil
+}

@@ -27,3 +27,8 @@ func (f *osFile) Unmap(b []byte) error {
 	}
 	return fmt.Errorf("%w: munmap on this OS", ErrUnsupported)
 }
+
+// WriteAtUncached is Linux-only (pwritev2 RWF_DONTCACHE).
+func (f *osFile) WriteAtUncached(p []byte, off int64) (int, error) {
+	return 0, fmt.Errorf("%w: RWF_DONTCACHE on this OS", ErrUnsupported)
+}

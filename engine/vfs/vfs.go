@@ -11,6 +11,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 )
@@ -21,7 +22,7 @@ type Op string
 // The operations a File or FS performs.
 const (
 	OpOpen     Op = "open"     // OpenFile (also creation of a segment)
-	OpWrite    Op = "write"    // WriteAt (pwrite)
+	OpWrite    Op = "write"    // WriteAt (pwrite) and WriteAtUncached (pwritev2)
 	OpRead     Op = "read"     // ReadAt (pread)
 	OpSync     Op = "sync"     // Datasync (fdatasync)
 	OpMsync    Op = "msync"    // Msync
@@ -78,6 +79,27 @@ type FS interface {
 	// SyncDir fsyncs a directory so that creations, renames and removals in
 	// it are durable.
 	SyncDir(dir string) error
+}
+
+// UncachedWriter is implemented by Files that can write through the page
+// cache and have the kernel drop the written pages once they are written
+// back (pwritev2(2) with RWF_DONTCACHE, Linux >= 6.14 on file systems that
+// support it). The uncached write path needs it.
+type UncachedWriter interface {
+	// WriteAtUncached writes all of p at off like WriteAt. If the kernel or
+	// the file system refuses RWF_DONTCACHE (EOPNOTSUPP, EINVAL) the error
+	// wraps ErrUnsupported and nothing was written.
+	WriteAtUncached(p []byte, off int64) (int, error)
+}
+
+// WriteAtUncached writes p at off through f's UncachedWriter, or returns an
+// error wrapping ErrUnsupported if f has none.
+func WriteAtUncached(f File, p []byte, off int64) (int, error) {
+	u, ok := f.(UncachedWriter)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s: uncached (RWF_DONTCACHE) writes", ErrUnsupported, f.Name())
+	}
+	return u.WriteAtUncached(p, off)
 }
 
 // Default is the operating system's file system.

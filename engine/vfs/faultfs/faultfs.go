@@ -110,3 +110,12 @@ func (f *faultFile) Truncate(size int64) error {
 	}
 	return f.File.Truncate(size)
 }
+
+// WriteAtUncached injects OpWrite faults like WriteAt, then passes the call
+// to the wrapped file (ErrUnsupported if it cannot write uncached).
+func (f *faultFile) WriteAtUncached(p []byte, off int64) (int, error) {
+	if err := f.inj.Check(vfs.OpWrite, f.name); err != nil {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	return vfs.WriteAtUncached(f.File, p, off)
+}
