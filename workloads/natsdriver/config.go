@@ -28,6 +28,11 @@ type Config struct {
 	// beyond it blocks until acks arrive (up to RequestTimeout). 0: 4096.
 	MaxAsyncPending int
 
+	// Loopback makes the server listen on 127.0.0.1 (a free port) and the
+	// client connect to it over TCP, so the comparison with a broker driven
+	// over loopback TCP is like for like; false keeps the in-process pipe.
+	Loopback bool
+
 	PullMaxBytes   int           // cap on the body bytes one Pull asks for (8 MiB)
 	MaxPayload     int32         // largest message body the server accepts (8 MiB)
 	RequestTimeout time.Duration // bound on API calls, Pull and Send when ctx has no deadline (10 s)

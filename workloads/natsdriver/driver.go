@@ -62,7 +62,9 @@ func Open(cfg Config) (*Driver, error) {
 	}
 	srv, err := server.NewServer(&server.Options{
 		ServerName:   "brokerlab-nats",
-		DontListen:   true,
+		DontListen:   !cfg.Loopback,
+		Host:         "127.0.0.1",
+		Port:         server.RANDOM_PORT,
 		JetStream:    true,
 		StoreDir:     cfg.Dir,
 		SyncAlways:   cfg.SyncAlways,
@@ -103,9 +105,15 @@ func Open(cfg Config) (*Driver, error) {
 }
 
 func (d *Driver) connect() error {
-	nc, err := nats.Connect("", nats.InProcessServer(d.srv), nats.NoReconnect(), nats.Name("brokerlab-natsdriver"))
+	var nc *nats.Conn
+	var err error
+	if d.cfg.Loopback {
+		nc, err = nats.Connect(d.srv.ClientURL(), nats.NoReconnect(), nats.Name("brokerlab-natsdriver"))
+	} else {
+		nc, err = nats.Connect("", nats.InProcessServer(d.srv), nats.NoReconnect(), nats.Name("brokerlab-natsdriver"))
+	}
 	if err != nil {
-		return fmt.Errorf("%w: connect in-process: %w", ErrStart, err)
+		return fmt.Errorf("%w: connect (loopback %v): %w", ErrStart, d.cfg.Loopback, err)
 	}
 	d.nc = nc
 	js, err := jetstream.New(nc,
