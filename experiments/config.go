@@ -129,7 +129,7 @@ type Experiment struct {
 
 // Engine is the system under test.
 type Engine struct {
-	Path        string `yaml:"path" json:"path"`   // mmap|pwrite|pool|direct
+	Path        string `yaml:"path" json:"path"`   // mmap|pwrite|pool|direct|uncached
 	Flush       string `yaml:"flush" json:"flush"` // sync|async|group
 	SegmentSize Size   `yaml:"segment_size" json:"segment_size"`
 	// Prealloc creates the next segment in the background.
@@ -408,9 +408,9 @@ func validateEngine(en Engine) error {
 		return fmt.Errorf("%w: engine.%s = %v: want %s", ErrConfig, key, v, want)
 	}
 	switch en.Path {
-	case "mmap", "pwrite", "pool", "direct":
+	case "mmap", "pwrite", "pool", "direct", "uncached":
 	default:
-		return bad("path", en.Path, "mmap, pwrite, pool or direct")
+		return bad("path", en.Path, "mmap, pwrite, pool, direct or uncached")
 	}
 	switch en.Flush {
 	case "sync", "async", "group":

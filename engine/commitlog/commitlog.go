@@ -39,7 +39,7 @@ type Config struct {
 	// Dir is the store root; segments live in Dir/commitlog.
 	Dir string
 	FS  vfs.FS
-	// Path is the write path (mmap, pwrite, pool, direct).
+	// Path is the write path (mmap, pwrite, pool, direct, uncached).
 	Path iopath.Kind
 	// IO holds the write-path knobs (warm-up, mlock, hints, pool, cache).
 	IO iopath.Config

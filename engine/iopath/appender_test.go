@@ -246,6 +246,8 @@ var faultOps = map[Kind][]vfs.Op{
 	Pwrite: {vfs.OpWrite, vfs.OpSync},
 	Pool:   {vfs.OpWrite, vfs.OpSync},
 	Direct: {vfs.OpWrite, vfs.OpSync},
+	// uncached appends with pwritev2, flushes with fdatasync.
+	Uncached: {vfs.OpWrite, vfs.OpSync},
 }
 
 func TestStickyError(t *testing.T) {

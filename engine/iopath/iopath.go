@@ -1,7 +1,7 @@
 // Package iopath implements the ways bytes reach one fixed-size, preallocated
 // segment file: the "write path" variable of brokerlab's experiments.
 //
-// Four implementations are registered under the names used in configs, flags
+// Five implementations are registered under the names used in configs, flags
 // and benchmark names (Kinds):
 //
 //	mmap    MAP_SHARED mapping of the whole file; Append = copy into the
@@ -19,6 +19,10 @@
 //	        blocks are written as they fill; Flush writes the partial tail
 //	        block padded to the alignment (rewritten by the next Flush), then
 //	        fdatasync. Reads go through an optional BlockCache (ristretto).
+//	uncached buffered pwritev2(2) with RWF_DONTCACHE per Append (Linux >=
+//	        6.14): through the page cache, pages dropped once written
+//	        back; Flush = fdatasync. Open fails with ErrUnsupported where
+//	        the kernel or file system refuses the flag.
 //
 // Every segment file is preallocated (fallocate) to its full size before use,
 // so a mapping never faults past EOF.
@@ -26,7 +30,7 @@
 // Concurrency contract of an Appender: Append and Flush are called by one
 // goroutine at a time (the log's append lock and its flush policy coordinate
 // through package flush; Append and Flush may run concurrently with each
-// other only if the implementation says so: all four here allow one Append
+// other only if the implementation says so: all five here allow one Append
 // and one Flush to overlap). ReadAt is safe concurrently with both for bytes
 // below WrotePos. WrotePos and FlushedPos may be called from any goroutine.
 //
@@ -53,6 +57,8 @@ const (
 	Pwrite Kind = "pwrite"
 	Pool   Kind = "pool"
 	Direct Kind = "direct"
+	// Uncached is buffered pwritev2 with RWF_DONTCACHE.
+	Uncached Kind = "uncached"
 )
 
 var (

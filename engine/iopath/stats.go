@@ -9,7 +9,7 @@ import (
 type IOStats struct {
 	Appends     uint64 // successful Append calls
 	AppendBytes uint64 // bytes accepted by Append
-	WriteCalls  uint64 // pwrite(2) calls (pool commits, pwrite appends, direct block writes); 0 for mmap
+	WriteCalls  uint64 // pwrite(2)/pwritev2(2) calls (pool commits, pwrite and uncached appends, direct block writes); 0 for mmap
 	WriteBytes  uint64 // bytes passed to pwrite(2), including direct's padding and tail rewrites
 	SyncCalls   uint64 // fdatasync(2) or msync(2) calls
 	SyncNanos   uint64 // wall time spent in them

@@ -64,9 +64,9 @@ type faultOp struct {
 var faultOps = []faultOp{
 	// pwrite: every append; pool: the commit step; direct: full staging
 	// blocks in Append and the tail block in Flush.
-	{name: "write", op: vfs.OpWrite, paths: []iopath.Kind{iopath.Pwrite, iopath.Pool, iopath.Direct}},
+	{name: "write", op: vfs.OpWrite, paths: []iopath.Kind{iopath.Pwrite, iopath.Pool, iopath.Direct, iopath.Uncached}},
 	{name: "msync", op: vfs.OpMsync, paths: []iopath.Kind{iopath.Mmap}, flushOnly: true},
-	{name: "fdatasync", op: vfs.OpSync, paths: []iopath.Kind{iopath.Pwrite, iopath.Pool, iopath.Direct}, flushOnly: true},
+	{name: "fdatasync", op: vfs.OpSync, paths: []iopath.Kind{iopath.Pwrite, iopath.Pool, iopath.Direct, iopath.Uncached}, flushOnly: true},
 	{name: "fallocate", op: vfs.OpAllocate, paths: iopath.Kinds(), creation: true},
 	{name: "open", op: vfs.OpOpen, paths: iopath.Kinds(), creation: true},
 }
@@ -599,7 +599,7 @@ func TestFaultRandomConcurrent(t *testing.T) {
 // (pool) and the tail block's pwrite (direct).
 func TestFaultAsyncUnflushedStillServed(t *testing.T) {
 	t.Parallel()
-	ops := map[iopath.Kind]vfs.Op{iopath.Mmap: vfs.OpMsync, iopath.Pwrite: vfs.OpSync, iopath.Pool: vfs.OpWrite, iopath.Direct: vfs.OpWrite}
+	ops := map[iopath.Kind]vfs.Op{iopath.Mmap: vfs.OpMsync, iopath.Pwrite: vfs.OpSync, iopath.Pool: vfs.OpWrite, iopath.Direct: vfs.OpWrite, iopath.Uncached: vfs.OpSync}
 	for _, path := range iopath.Kinds() {
 		t.Run("path="+string(path), func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,166 @@
+package iopath
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/vfs"
+)
+
+func init() { Register(Uncached, openUncached) }
+
+// uncachedAppender writes every Append with one pwritev2(2) carrying
+// RWF_DONTCACHE (Linux >= 6.14): the bytes go through the page cache like
+// pwrite's, the kernel starts their writeback at once and drops the pages
+// when it completes, so a log written this way does not fill the page cache
+// with pages no one will read again. Flush is fdatasync. Reads are plain
+// pread (they may bring pages back into the cache).
+//
+// Open probes the flag by rewriting one byte of the segment with its own
+// value; a kernel or file system that refuses it (EOPNOTSUPP: before 6.14,
+// or no FOP_DONTCACHE, e.g. tmpfs; EINVAL) makes Open fail with an error
+// wrapping ErrUnsupported, and the file is removed if Open created it.
+//
+// Knobs are applied as on the pwrite path: Warm is posix_fadvise(WILLNEED)
+// of [wrotePos, size), Mlock is a no-op, Advice is posix_fadvise.
+//
+// Locking: as pwriteAppender (Append takes only life shared; Flush holds
+// flushMu and life shared across fdatasync).
+type uncachedAppender struct {
+	segmentBase
+}
+
+func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appender, error) {
+	if err := validateConfig(&cfg); err != nil {
+		return nil, err
+	}
+	_, statErr := fs.Stat(path)
+	existed := statErr == nil
+	f, err := openSegmentFile(fs, Uncached, path, size, wrotePos, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := probeUncached(f, wrotePos); err != nil {
+		f.Close()
+		if !existed {
+			_ = fs.Remove(path)
+		}
+		if errors.Is(err, vfs.ErrUnsupported) {
+			return nil, fmt.Errorf("%w: %s %s: %w", ErrUnsupported, Uncached, path, err)
+		}
+		return nil, fmt.Errorf("iopath: %s: probe RWF_DONTCACHE on %s: %w", Uncached, path, err)
+	}
+	a := &uncachedAppender{}
+	a.init(Uncached, path, f, size, wrotePos)
+	if err := a.applyKnobs(cfg, wrotePos); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// probeUncached rewrites the byte before wrotePos (byte 0 of a new
+// segment) with its own value through WriteAtUncached, so that a kernel
+// without RWF_DONTCACHE is found at Open rather than at the first Append.
+func probeUncached(f vfs.File, wrotePos int64) error {
+	off := max(wrotePos-1, 0)
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], off); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	_, err := vfs.WriteAtUncached(f, b[:], off)
+	return err
+}
+
+func (a *uncachedAppender) applyKnobs(cfg Config, wrotePos int64) error {
+	if cfg.Warm && wrotePos < a.size {
+		if err := fadvise(a.file.Fd(), wrotePos, a.size-wrotePos, AdviceWillNeed); err != nil {
+			return err
+		}
+	}
+	return fadvise(a.file.Fd(), 0, 0, cfg.Advice)
+}
+
+func (a *uncachedAppender) Append(p []byte) (int64, error) {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	if a.closed {
+		return a.wrote.Load(), ErrClosed
+	}
+	w := a.wrote.Load()
+	if err := a.sticky.get(); err != nil {
+		return w, err
+	}
+	if int64(len(p)) > a.size-w {
+		return w, ErrFull
+	}
+	if len(p) == 0 {
+		return w, nil
+	}
+	_, err := vfs.WriteAtUncached(a.file, p, w)
+	a.countWrite(len(p))
+	if err != nil {
+		return w, a.fail(err)
+	}
+	w += int64(len(p))
+	a.wrote.Store(w)
+	a.countAppend(len(p))
+	return w, nil
+}
+
+func (a *uncachedAppender) Flush() (int64, error) {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	if a.closed {
+		return a.flushed.Load(), ErrClosed
+	}
+	a.flushMu.Lock()
+	defer a.flushMu.Unlock()
+	f := a.flushed.Load()
+	if err := a.sticky.get(); err != nil {
+		return f, err
+	}
+	w := a.wrote.Load()
+	if w == f {
+		return f, nil
+	}
+	t0 := time.Now()
+	err := a.file.Datasync()
+	a.countSync(time.Since(t0))
+	if err != nil {
+		return f, a.fail(err)
+	}
+	a.flushed.Store(w)
+	return w, nil
+}
+
+func (a *uncachedAppender) ReadAt(p []byte, off int64) (int, error) {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	if a.closed {
+		return 0, ErrClosed
+	}
+	n, rerr := a.readSpan(p, off)
+	if n == 0 {
+		return 0, rerr
+	}
+	m, err := a.file.ReadAt(p[:n], off)
+	if err != nil {
+		return m, err
+	}
+	return n, rerr
+}
+
+// Close closes the file (written bytes are in the page cache until written
+// back, then dropped). It is idempotent.
+func (a *uncachedAppender) Close() error {
+	a.life.Lock()
+	defer a.life.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	return a.file.Close()
+}
