@@ -13,58 +13,115 @@ import (
 
 func init() { Register(Direct, openDirect) }
 
-// directStageBytes is the size of the direct path's staging buffer (clipped
-// to the segment size): appends are batched into pwrites of this size.
+// directStageBytes is the size of one staging buffer of the direct path
+// (rounded up to a multiple of the alignment and of the cache block size,
+// clipped to the segment size): full buffers are written with one pwrite.
 const directStageBytes = 256 << 10
+
+// directBuffers is how many staging buffers a direct segment has: one
+// filled by Append while the others are queued for or under their write.
+const directBuffers = 4
 
 // directReadChunk is the most one uncached O_DIRECT read asks for.
 const directReadChunk = 64 << 10
 
-// directAppender writes with O_DIRECT. The alignment A is the file's
-// statx(STATX_DIOALIGN) offset alignment (4096 when unreported); the segment
-// size must be a multiple of it.
+// directAppender writes with O_DIRECT. The alignment A is the larger of the
+// file's statx(STATX_DIOALIGN) offset and memory alignments (4096 when
+// unreported); the segment size must be a multiple of it.
 //
-// Append copies into an aligned staging buffer that holds file bytes
-// [stageOff, WrotePos) (stageOff a multiple of A). When the staging buffer
-// is full its blocks are written with one pwrite and it starts over. Flush
-// writes the staged bytes padded with zeros to a multiple of A, keeps the
-// partial tail block in the staging buffer (it is rewritten, with more
-// data, by the next write of that block), then fdatasyncs. Reopening at a
-// wrotePos that is not a multiple of A reads the partial block back into
-// the staging buffer.
+// On-disk format: the file holds the appended bytes at their offsets, as
+// on every other path; bytes past the last flush within its A-block are
+// zeros (a flush writes the partial tail block padded and the next write of
+// that block rewrites it with more data). A store written by direct opens
+// with any other path and vice versa.
 //
-// Reads: bytes below diskValid are final on disk and are read with O_DIRECT
-// pread of whole aligned blocks, through cfg.Cache when set (only blocks
-// entirely below diskValid are cached); staged bytes are copied from the
-// staging buffer.
+// Staging: the file is cut into buffer spans of C bytes (C =
+// directStageBytes rounded up to A and to the cache block size); span k is
+// [k*C, min((k+1)*C, size)). Append copies into the staging buffer of the
+// current span; when the span is full the buffer is queued to the writer
+// goroutine and Append takes a free buffer for the next span. With
+// directBuffers buffers, copying overlaps up to directBuffers-1 device
+// writes in the queue; Append waits for the device only when every buffer
+// is queued (back pressure, counted in IOStats.StageWaits), and never under
+// stageMu. The writer pwrites the queued buffers in order, advances the
+// written position (CommittedPos), puts the buffer's complete cache blocks
+// into the BlockCache's ring of recent blocks, and only then frees the
+// buffer (so a reader finds every byte in a buffer, the ring or on disk).
 //
-// Locking (order: flushMu, stageMu, writeMu): stageMu guards the staging
-// buffer and stageOff; Append holds it while copying and while writing a
-// full staging buffer. writeMu keeps pwrites in order. Flush holds stageMu
-// while it writes the padded staged bytes and, only once that write
-// succeeded, shifts the partial tail block to the front of the buffer (so
-// a failed write leaves every acknowledged byte readable from the staging
-// buffer); the fdatasync holds no lock an Append needs. An Append
-// overlapping a Flush therefore waits for the Flush's tail write (at most
-// one staging buffer), never for its fdatasync.
+// Flush writes whatever the current buffer holds beyond its clean mark,
+// padded to A, from a copy (the flush buffer), through the same queue
+// (behind the buffers queued before it, so writes of a block never pass
+// each other), waits for it and fdatasyncs. It holds stageMu only to copy
+// the tail; Appends continue while it writes and syncs. Once the tail write
+// succeeded the current buffer's clean mark moves to the tail's last full
+// A-block, so its later writes skip what is already final on disk.
+//
+// Errors: the first failed write (or fdatasync) is sticky; the writer
+// skips later writes, failed and skipped buffers stay in the in-flight list
+// (their bytes remain readable), and every later Append, Flush — and an
+// Append waiting for a buffer — returns the error.
+//
+// Crash semantics: bytes below FlushedPos are durable. An Append returns
+// before its bytes reach the device: a process crash loses the bytes in the
+// staging and queued buffers, i.e. [CommittedPos, WrotePos); bytes below
+// CommittedPos were written with O_DIRECT (in the device, not in a
+// page-cache that a process crash could lose) but are durable only after
+// the next fdatasync. As on every path, a power failure loses what is not
+// flushed.
+//
+// Reads: bytes at or above the lowest byte held by a buffer (memLow) are
+// copied from the in-flight and current buffers (IOStats.StagingHits);
+// bytes below it are final on disk and are read through cfg.Cache (the ring
+// of recent blocks, then ristretto; IOStats.RingHits, CacheHits) or with
+// O_DIRECT pread of whole aligned blocks (IOStats.DeviceReads).
+//
+// Buffers exist only while the segment can grow: a segment opened full has
+// none, and they are released when the last span's write succeeded; the
+// writer goroutine runs while there are buffers and exits then (or at
+// Close, which drains the queue first).
+//
+// Locking (order: flushMu, stageMu): stageMu guards the buffer table (cur,
+// the in-flight list, the spans and clean marks) and is held for memory
+// copies only. Append copies into the current buffer without it (only
+// Append changes the current buffer; readers and Flush read bytes below
+// WrotePos, Append writes at and above it).
 type directAppender struct {
 	segmentBase
 	align    int64
-	memAlign int64
 	stageCap int64
 
-	stageMu  sync.Mutex
-	staging  []byte // file bytes [stageOff, wrote) at index 0; guarded by stageMu
-	stageOff int64  // guarded by stageMu
+	bufs     []stageBuf // fixed at open
+	flushBuf []byte     // Flush's and Close's padded copy of the tail (one flush at a time)
 
-	writeMu   sync.Mutex
-	flushBuf  []byte       // Flush's padded copy of the staged bytes (under flushMu)
-	diskValid atomic.Int64 // file bytes below this are written and final
+	stageMu  sync.Mutex
+	cur      int                // buffer of the current span; -1 while Append waits for one or once full; guarded by stageMu
+	inflight [directBuffers]int // FIFO of queued buffers: inflight[(head+i)%directBuffers], i < nfly; guarded by stageMu
+	head     int
+	nfly     int
+
+	memLow  atomic.Int64 // lowest file byte held by a buffer; bytes below are final on disk
+	written atomic.Int64 // bytes below are on disk (may run ahead of WrotePos inside an Append)
+
+	queue      chan directJob
+	free       chan int      // buffers ready for Append
+	flushDone  chan error    // the writer's answer to a tail or barrier job
+	dead       chan struct{} // closed when the writer stops writing after an error
+	deadOnce   sync.Once
+	writerDone chan struct{} // closed when the writer goroutine has exited
 
 	cache   *BlockCache
 	id      FileID
 	scratch sync.Pool // *[]byte: aligned O_DIRECT read buffers of readLen bytes
 	readLen int64
+}
+
+// stageBuf is one staging buffer and the span it holds: mem[i] is file byte
+// base+i; bytes [valid, end) belong to the span (valid > base only for the
+// first buffer after reopening inside a span); bytes below clean are
+// already final on disk.
+type stageBuf struct {
+	mem                     []byte
+	base, end, valid, clean int64
 }
 
 func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appender, error) {
@@ -78,7 +135,8 @@ func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 	if err != nil {
 		return nil, err
 	}
-	align, memAlign := dioAlign(f.Fd())
+	offAlign, memAlign := dioAlign(f.Fd())
+	align := max(offAlign, memAlign)
 	switch {
 	case memAlign > int64(os.Getpagesize()):
 		f.Close()
@@ -90,20 +148,21 @@ func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 		f.Close()
 		return nil, fmt.Errorf("%w: direct %s: cache block size %d is not a multiple of the O_DIRECT alignment %d", ErrBadSize, path, cfg.Cache.BlockSize(), align)
 	}
-	a := &directAppender{
-		align:    align,
-		memAlign: memAlign,
-		stageCap: min(alignUp(directStageBytes, align), size),
-		cache:    cfg.Cache,
+	a := &directAppender{align: align, cache: cfg.Cache, cur: -1}
+	gran := align
+	if a.cache != nil {
+		gran = max(gran, int64(a.cache.BlockSize()))
 	}
+	a.stageCap = min(alignUp(directStageBytes, gran), size)
 	a.init(Direct, path, f, size, wrotePos)
-	a.diskValid.Store(wrotePos) // before setUp: a failed open's Close must write nothing
+	a.written.Store(wrotePos)
+	a.memLow.Store(wrotePos)
 	a.readLen = alignUp(directReadChunk, align)
 	if a.cache != nil {
 		a.readLen = max(a.readLen, int64(a.cache.BlockSize()))
 	}
 	a.scratch.New = func() any {
-		b := alignedAlloc(a.readLen, a.memAlign)
+		b := alignedAlloc(a.readLen, memAlign)
 		return &b
 	}
 	if err := a.setUp(cfg, wrotePos); err != nil {
@@ -114,45 +173,74 @@ func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 }
 
 func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
-	var err error
-	if a.staging, err = anonMap(int(a.stageCap)); err != nil {
-		return err
-	}
-	if a.flushBuf, err = anonMap(int(a.stageCap)); err != nil {
-		return err
-	}
-	a.stageOff = alignDown(wrotePos, a.align)
-	if wrotePos > a.stageOff {
-		if _, err := a.file.ReadAt(a.staging[:a.align], a.stageOff); err != nil {
-			return fmt.Errorf("iopath: direct %s: read back the partial block at %d: %w", a.path, a.stageOff, err)
-		}
-	}
 	if a.cache != nil {
 		a.id = FileIDOf(a.file)
 		a.cache.Invalidate(a.id) // the file may have been rewritten since its blocks were cached
 	}
+	if err := fadvise(a.file.Fd(), 0, 0, cfg.Advice); err != nil {
+		return err
+	}
+	if wrotePos == a.size {
+		return nil // full: read-only, no buffers, no writer
+	}
+	a.bufs = make([]stageBuf, directBuffers)
+	for i := range a.bufs {
+		mem, err := anonMap(int(a.stageCap))
+		if err != nil {
+			return err
+		}
+		a.bufs[i].mem = mem
+	}
+	var err error
+	if a.flushBuf, err = anonMap(int(a.stageCap)); err != nil {
+		return err
+	}
+	stageOff := alignDown(wrotePos, a.align)
+	b := &a.bufs[0]
+	b.base = alignDown(stageOff, a.stageCap)
+	b.end = min(b.base+a.stageCap, a.size)
+	b.valid, b.clean = stageOff, stageOff
+	if wrotePos > stageOff {
+		// The partial block is rewritten, with more data, by the next write
+		// of it: read it back.
+		if _, err := a.file.ReadAt(b.mem[stageOff-b.base:stageOff-b.base+a.align], stageOff); err != nil {
+			return fmt.Errorf("iopath: direct %s: read back the partial block at %d: %w", a.path, stageOff, err)
+		}
+	}
+	a.cur = 0
+	a.memLow.Store(stageOff)
 	if cfg.Warm {
-		touchPages(a.staging, wrotePos-a.stageOff)
+		touchPages(b.mem, wrotePos-b.base)
+		for i := 1; i < len(a.bufs); i++ {
+			touchPages(a.bufs[i].mem, 0)
+		}
 		touchPages(a.flushBuf, 0)
 	}
 	if cfg.Mlock {
-		if err := lockMemory(a.staging, "direct staging buffer"); err != nil {
-			return err
+		for i := range a.bufs {
+			if err := lockMemory(a.bufs[i].mem, "direct staging buffer"); err != nil {
+				return err
+			}
 		}
 		if err := lockMemory(a.flushBuf, "direct flush buffer"); err != nil {
 			return err
 		}
 	}
-	return fadvise(a.file.Fd(), 0, 0, cfg.Advice)
-}
-
-// advanceDiskValid raises diskValid to v. REQUIRES: writeMu held.
-func (a *directAppender) advanceDiskValid(v int64) {
-	if v > a.diskValid.Load() {
-		a.diskValid.Store(v)
+	a.queue = make(chan directJob, directBuffers+1) // every buffer once, plus one flush: sends never block
+	a.free = make(chan int, directBuffers)
+	for i := 1; i < directBuffers; i++ {
+		a.free <- i
 	}
+	a.flushDone = make(chan error, 1)
+	a.dead = make(chan struct{})
+	a.writerDone = make(chan struct{})
+	go a.writer()
+	return nil
 }
 
+// Append copies p into the staging buffers. It returns before p reaches
+// the device (see the type's crash semantics); it waits only when every
+// buffer is queued for writing.
 func (a *directAppender) Append(p []byte) (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
@@ -170,61 +258,66 @@ func (a *directAppender) Append(p []byte) (int64, error) {
 		return w, nil
 	}
 	n := len(p)
-	a.stageMu.Lock()
 	for len(p) > 0 {
-		end := min(a.stageOff+a.stageCap, a.size)
-		c := copy(a.staging[w-a.stageOff:end-a.stageOff], p)
+		b := &a.bufs[a.cur] // cur >= 0: a span below size is always staged
+		c := copy(b.mem[w-b.base:b.end-b.base], p)
 		p = p[c:]
 		w += int64(c)
-		if w == end {
-			if err := a.writeStagedLocked(end); err != nil {
-				a.stageMu.Unlock()
+		if w == b.end {
+			if err := a.rotate(); err != nil {
 				return a.wrote.Load(), err
 			}
 		}
 	}
 	a.wrote.Store(w)
-	a.stageMu.Unlock()
 	a.countAppend(n)
 	return w, nil
 }
 
-// writeStagedLocked writes the full staging buffer, file bytes [stageOff,
-// end), and starts the buffer over at end. REQUIRES: stageMu held.
-func (a *directAppender) writeStagedLocked(end int64) error {
-	n := end - a.stageOff
-	a.writeMu.Lock()
-	_, err := a.file.WriteAt(a.staging[:n], a.stageOff)
-	if err == nil {
-		a.advanceDiskValid(end)
+// rotate queues the full current buffer and, unless the segment is full,
+// makes a free buffer current for the next span, waiting for one if every
+// buffer is queued. Called by Append only.
+func (a *directAppender) rotate() error {
+	a.stageMu.Lock()
+	i := a.cur
+	b := &a.bufs[i]
+	end := b.end
+	a.queue <- directJob{kind: jobBuffer, buf: i, off: b.clean, data: b.mem[b.clean-b.base : b.end-b.base], end: end}
+	a.inflight[(a.head+a.nfly)%directBuffers] = i
+	a.nfly++
+	a.cur = -1
+	a.stageMu.Unlock()
+	if end == a.size {
+		return nil
 	}
-	a.writeMu.Unlock()
-	a.countWrite(int(n))
-	if err != nil {
-		return a.fail(err)
+	var j int
+	select {
+	case j = <-a.free:
+	default:
+		a.stageWaits.Add(1)
+		select {
+		case j = <-a.free:
+		case <-a.dead:
+			return a.sticky.get()
+		}
 	}
-	a.cacheWritten(a.stageOff, end)
-	a.stageOff = end
+	a.stageMu.Lock()
+	nb := &a.bufs[j]
+	nb.base, nb.end, nb.valid, nb.clean = end, min(end+a.stageCap, a.size), end, end
+	a.cur = j
+	a.stageMu.Unlock()
 	return nil
 }
 
-// cacheWritten puts the cache blocks lying wholly inside the staged range
-// [from, to), just written and final, into the block cache (write-through),
-// so readers of fresh data — the store's dispatcher, tailing consumers — do
-// not read back from the device what was just written to it. O_DIRECT
-// bypasses the page cache, so without this every byte would cross the
-// device twice. REQUIRES: stageMu held (the staging buffer holds [from, to)).
-func (a *directAppender) cacheWritten(from, to int64) {
-	if a.cache == nil {
-		return
-	}
-	bs := int64(a.cache.BlockSize())
-	for blk := (from + bs - 1) / bs; (blk+1)*bs <= to; blk++ {
-		start := blk * bs
-		a.cache.Set(a.id, blk, a.staging[start-from:start-from+bs])
-	}
+// CommittedPos is how far appended bytes have reached the device (a crash
+// of the process loses only what lies above it): the bytes written so far
+// by the writer or a flush, or the last flush, whichever is further.
+func (a *directAppender) CommittedPos() int64 {
+	return max(min(a.written.Load(), a.wrote.Load()), a.FlushedPos())
 }
 
+// Flush writes the staged tail and everything queued before it, then
+// fdatasyncs; see the type's doc.
 func (a *directAppender) Flush() (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
@@ -237,40 +330,18 @@ func (a *directAppender) Flush() (int64, error) {
 	if err := a.sticky.get(); err != nil {
 		return f, err
 	}
-	a.stageMu.Lock()
-	w := a.wrote.Load()
+	w, base, err := a.writeTail()
+	if err != nil {
+		return f, err
+	}
+	if base >= 0 {
+		a.markClean(base, alignDown(w, a.align))
+	}
 	if w == f {
-		a.stageMu.Unlock()
 		return f, nil
 	}
-	so := a.stageOff
-	if n := w - so; n > 0 {
-		padded := alignUp(n, a.align)
-		copy(a.flushBuf[:n], a.staging[:n])
-		clear(a.flushBuf[n:padded])
-		a.writeMu.Lock()
-		_, err := a.file.WriteAt(a.flushBuf[:padded], so)
-		if err == nil {
-			a.advanceDiskValid(w)
-			// Only once the write succeeded do the staged bytes before the
-			// partial tail block leave the staging buffer: after a failed
-			// write they stay readable from it.
-			if tail := alignDown(w, a.align); tail > so {
-				copy(a.staging, a.staging[tail-so:a.wrote.Load()-so])
-				a.stageOff = tail
-			}
-		}
-		a.stageMu.Unlock()
-		a.writeMu.Unlock()
-		a.countWrite(int(padded))
-		if err != nil {
-			return f, a.fail(err)
-		}
-	} else {
-		a.stageMu.Unlock() // everything up to w was written by Append
-	}
 	t0 := time.Now()
-	err := a.file.Datasync()
+	err = a.file.Datasync()
 	a.countSync(time.Since(t0))
 	if err != nil {
 		return f, a.fail(err)
@@ -279,92 +350,54 @@ func (a *directAppender) Flush() (int64, error) {
 	return w, nil
 }
 
-func (a *directAppender) ReadAt(p []byte, off int64) (int, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	if a.closed {
-		return 0, ErrClosed
-	}
-	n, rerr := a.readSpan(p, off)
-	if n == 0 {
-		return 0, rerr
-	}
-	q := p[:n]
-	end := off + int64(n)
-	if end <= a.diskValid.Load() {
-		if err := a.readDisk(q, off); err != nil {
-			return 0, err
-		}
-		return n, rerr
-	}
+// writeTail makes [0, WrotePos) written: it queues the current buffer's
+// bytes beyond its clean mark (padded, from a copy in flushBuf) or, when
+// there are none, a barrier, and waits for the writer to reach it. It
+// returns the position written and the span of the tail it wrote (-1: no
+// tail). REQUIRES: flushMu held (or life held exclusively, by Close).
+func (a *directAppender) writeTail() (w, base int64, err error) {
 	a.stageMu.Lock()
-	so := a.stageOff
-	if end > so {
-		from := max(off, so)
-		copy(q[from-off:], a.staging[from-so:end-so])
+	w = a.wrote.Load()
+	if a.written.Load() >= w {
+		a.stageMu.Unlock()
+		return w, -1, nil
+	}
+	job := directJob{kind: jobBarrier, end: w}
+	base = -1
+	if a.cur >= 0 {
+		if b := &a.bufs[a.cur]; w > b.clean {
+			n := w - b.clean
+			padded := alignUp(n, a.align)
+			copy(a.flushBuf[:n], b.mem[b.clean-b.base:w-b.base])
+			clear(a.flushBuf[n:padded])
+			job = directJob{kind: jobTail, off: b.clean, data: a.flushBuf[:padded], end: w}
+			base = b.base
+		}
+	}
+	a.queue <- job
+	a.stageMu.Unlock()
+	if err := <-a.flushDone; err != nil {
+		return w, -1, err
+	}
+	return w, base, nil
+}
+
+// markClean moves the clean mark of the buffer holding span base, if it is
+// still the current one, up to c.
+func (a *directAppender) markClean(base, c int64) {
+	a.stageMu.Lock()
+	if a.cur >= 0 {
+		if b := &a.bufs[a.cur]; b.base == base && c > b.clean {
+			b.clean = c
+		}
 	}
 	a.stageMu.Unlock()
-	if off < so {
-		// Bytes below stageOff were handed to a writer that took writeMu
-		// before stageMu was released: wait for it, then read the disk.
-		a.writeMu.Lock()
-		a.writeMu.Unlock()
-		if err := a.readDisk(q[:min(end, so)-off], off); err != nil {
-			return 0, err
-		}
-	}
-	return n, rerr
-}
-
-// readDisk fills q with file bytes at off, all below diskValid, using
-// aligned O_DIRECT reads (through the block cache when there is one).
-func (a *directAppender) readDisk(q []byte, off int64) error {
-	sp := a.scratch.Get().(*[]byte)
-	defer a.scratch.Put(sp)
-	buf := *sp
-	if a.cache != nil {
-		return a.readCached(q, off, buf)
-	}
-	for len(q) > 0 {
-		start := alignDown(off, a.align)
-		n := min(int64(len(buf)), alignUp(off+int64(len(q)), a.align)-start)
-		if _, err := a.file.ReadAt(buf[:n], start); err != nil {
-			return fmt.Errorf("iopath: direct %s: read: %w", a.path, err)
-		}
-		c := copy(q, buf[off-start:n])
-		q = q[c:]
-		off += int64(c)
-	}
-	return nil
-}
-
-func (a *directAppender) readCached(q []byte, off int64, buf []byte) error {
-	bs := int64(a.cache.BlockSize())
-	for len(q) > 0 {
-		blk := off / bs
-		start := blk * bs
-		data, ok := a.cache.Get(a.id, blk)
-		if !ok {
-			dv := a.diskValid.Load()
-			n := min(bs, a.size-start)
-			if _, err := a.file.ReadAt(buf[:n], start); err != nil {
-				return fmt.Errorf("iopath: direct %s: read: %w", a.path, err)
-			}
-			data = buf[:n]
-			if n == bs && start+bs <= dv {
-				a.cache.Set(a.id, blk, data)
-			}
-		}
-		c := copy(q, data[off-start:])
-		q = q[c:]
-		off += int64(c)
-	}
-	return nil
 }
 
 // Close writes the staged bytes (padded; no fdatasync: Close makes bytes
-// visible in the file, not durable), releases the buffers and closes the
-// file. It is idempotent.
+// visible in the file, not durable) after the queued buffers, stops the
+// writer goroutine, releases the buffers and closes the file. After a
+// sticky error it writes nothing more. It is idempotent.
 func (a *directAppender) Close() error {
 	a.life.Lock()
 	defer a.life.Unlock()
@@ -373,15 +406,14 @@ func (a *directAppender) Close() error {
 	}
 	a.closed = true
 	var werr error
-	if w := a.wrote.Load(); a.sticky.get() == nil && a.staging != nil && w > a.diskValid.Load() {
-		n := w - a.stageOff
-		padded := alignUp(n, a.align)
-		clear(a.staging[n:padded])
-		_, werr = a.file.WriteAt(a.staging[:padded], a.stageOff)
-		a.countWrite(int(padded))
+	if a.queue != nil {
+		if a.sticky.get() == nil {
+			if _, _, werr = a.writeTail(); werr == nil && a.sticky.get() != nil {
+				werr = a.sticky.get()
+			}
+		}
+		close(a.queue)
+		<-a.writerDone
 	}
-	err1 := anonUnmap(a.staging)
-	err2 := anonUnmap(a.flushBuf)
-	a.staging, a.flushBuf = nil, nil
-	return errors.Join(werr, err1, err2, a.file.Close())
+	return errors.Join(werr, a.releaseBuffers(), a.file.Close())
 }

@@ -99,55 +99,6 @@ func TestDirectTailBlockRewrite(t *testing.T) {
 	}
 }
 
-func TestDirectBlockCache(t *testing.T) {
-	cache, err := NewBlockCache(1<<20, 4096)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	cfg := DefaultConfig()
-	cfg.Cache = cache
-	path := segPath(t)
-	a := openOrSkip(t, Direct, vfs.Default, path, 256<<10, 0, cfg)
-	src := randomBytes(6, 256<<10)
-	appendAll(t, a, src[:20000], 1, 3000)
-	if _, err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	checkRead(t, a, src, 100, 200) // block 0: miss, cached
-	cache.Wait()
-	checkRead(t, a, src, 1000, 50) // block 0: hit
-	if s := cache.Stats(); s.Hits != 1 || s.Misses != 1 || s.HitRatio != 0.5 {
-		t.Fatalf("Stats = %+v, want 1 hit, 1 miss", s)
-	}
-	// The partial tail block (bytes 16384..20000) is never cached.
-	checkRead(t, a, src, 17000, 100)
-	cache.Wait()
-	checkRead(t, a, src, 17000, 100)
-	if s := cache.Stats(); s.Hits != 1 || s.Misses != 3 {
-		t.Fatalf("partial block was cached: %+v", s)
-	}
-	// Staged (unwritten) bytes come from the staging buffer, not the cache.
-	appendAll(t, a, src[20000:30000], 2, 3000)
-	checkRead(t, a, src, 20000, 10000)
-	if s := cache.Stats(); s.Hits+s.Misses != 4 {
-		t.Fatalf("staged bytes went through the cache: %+v", s)
-	}
-	// A read spanning cached, uncached and staged bytes.
-	checkRead(t, a, src, 0, 30000)
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Reopening invalidates the file's blocks.
-	before := cache.Stats()
-	a = openOrSkip(t, Direct, vfs.Default, path, 256<<10, 30000, cfg)
-	defer a.Close()
-	checkRead(t, a, src, 0, 100)
-	if s := cache.Stats(); s.Misses != before.Misses+1 || s.Hits != before.Hits {
-		t.Fatalf("after reopen: %+v (before %+v), want a miss", s, before)
-	}
-}
-
 func TestBlockCacheAPI(t *testing.T) {
 	if _, err := NewBlockCache(0, 4096); !errors.Is(err, ErrBadSize) {
 		t.Fatalf("zero capacity: %v", err)

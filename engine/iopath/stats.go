@@ -13,6 +13,21 @@ type IOStats struct {
 	WriteBytes  uint64 // bytes passed to pwrite(2), including direct's padding and tail rewrites
 	SyncCalls   uint64 // fdatasync(2) or msync(2) calls
 	SyncNanos   uint64 // wall time spent in them
+
+	// Read-side counters of the direct path (0 for the others): where
+	// ReadAt found its bytes. StagingHits counts ReadAt calls served at
+	// least in part from the staging or in-flight buffers; RingHits and
+	// CacheHits count cache blocks served from the BlockCache's ring of
+	// recently written blocks and from its ristretto cache; DeviceReads and
+	// DeviceReadBytes count the O_DIRECT preads that served the rest.
+	StagingHits     uint64
+	RingHits        uint64
+	CacheHits       uint64
+	DeviceReads     uint64
+	DeviceReadBytes uint64
+	// StageWaits counts direct Appends that found every staging buffer in
+	// flight and waited for the writer (back pressure).
+	StageWaits uint64
 }
 
 // Stats is implemented by every Appender in this package.
@@ -23,6 +38,13 @@ type Stats interface {
 // ioCounters are cheap atomics updated on the data path.
 type ioCounters struct {
 	appends, appendBytes, writeCalls, writeBytes, syncCalls, syncNanos atomic.Uint64
+
+	stagingHits, ringHits, cacheHits, deviceReads, deviceReadBytes, stageWaits atomic.Uint64
+}
+
+func (c *ioCounters) countDeviceRead(n int) {
+	c.deviceReads.Add(1)
+	c.deviceReadBytes.Add(uint64(n))
 }
 
 func (c *ioCounters) countAppend(n int) {
@@ -48,5 +70,12 @@ func (c *ioCounters) IOStats() IOStats {
 		WriteBytes:  c.writeBytes.Load(),
 		SyncCalls:   c.syncCalls.Load(),
 		SyncNanos:   c.syncNanos.Load(),
+
+		StagingHits:     c.stagingHits.Load(),
+		RingHits:        c.ringHits.Load(),
+		CacheHits:       c.cacheHits.Load(),
+		DeviceReads:     c.deviceReads.Load(),
+		DeviceReadBytes: c.deviceReadBytes.Load(),
+		StageWaits:      c.stageWaits.Load(),
 	}
 }

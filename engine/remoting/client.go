@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,6 +19,9 @@ type ClientConfig struct {
 	WriteTimeout       time.Duration
 	SerializeType      SerializeType
 	Logger             *slog.Logger // nil = slog.Default()
+	// TLS, if set, runs a TLS handshake on every connection (within
+	// DialTimeout); TLSClientConfig.Load builds one. nil = plaintext.
+	TLS *tls.Config
 	// RequestProcessor handles requests the server pushes (e.g.
 	// NOTIFY_CONSUMER_IDS_CHANGED), each on its own goroutine. nil answers
 	// REQUEST_CODE_NOT_SUPPORTED (nothing for oneway pushes).
@@ -131,6 +135,15 @@ func (cl *Client) dial(ctx context.Context, addr string, e *dialEntry) (*Conn, e
 		cl.forget(addr, e)
 		close(e.ready)
 		return nil, e.err
+	}
+	if cl.cfg.TLS != nil {
+		nc, err = clientHandshake(ctx, nc, addr, cl.cfg.TLS, cl.cfg.DialTimeout)
+		if err != nil {
+			e.err = err
+			cl.forget(addr, e)
+			close(e.ready)
+			return nil, e.err
+		}
 	}
 	c := newConn(cl.ctx, nc, cl.opts, cl.dispatch)
 	c.OnClose(func(*Conn) { cl.forget(addr, e) })

@@ -22,6 +22,9 @@ type ServerConfig struct {
 	DefaultExecutor    ExecutorConfig
 	SerializeType      SerializeType // header encoding of everything the server writes
 	Logger             *slog.Logger  // nil = slog.Default()
+	// TLS is the port's TLS mode and certificates (zero value: disabled,
+	// plaintext only); see TLSConfig.
+	TLS TLSConfig
 }
 
 // DefaultServerConfig: 16 MiB frames, 10000 connections, 10000 requests in
@@ -148,13 +151,16 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("remoting: listen %s: %w", s.cfg.Addr, err)
 	}
+	if ln, err = s.listenTLS(ln); err != nil {
+		return err
+	}
 	s.ln = ln
 	for _, e := range s.executors {
 		e.start()
 	}
 	s.acceptDone = make(chan struct{})
 	go s.acceptLoop()
-	s.log.Info("remoting: server listening", "addr", ln.Addr().String())
+	s.log.Info("remoting: server listening", "addr", ln.Addr().String(), "tls", s.tlsMode())
 	return nil
 }
 
