@@ -83,6 +83,7 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	}
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = log
+	ccfg.TLS = cfg.NamesrvTLS
 	b := &Broker{
 		cfg:     cfg,
 		log:     log,

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -29,6 +30,10 @@ type Config struct {
 	RegisterInterval time.Duration
 	// RegisterTimeout bounds one REGISTER_BROKER call (Java: 24 s).
 	RegisterTimeout time.Duration
+	// NamesrvTLS, if set, registers with the name servers over TLS (Java's
+	// tls.enable for BrokerOuterAPI); remoting.TLSClientConfig.Load builds
+	// one. nil = plaintext.
+	NamesrvTLS *tls.Config
 
 	// AutoCreateTopic creates unknown topics on send from the default topic
 	// TBW102 (autoCreateTopicEnable), which is then registered with
