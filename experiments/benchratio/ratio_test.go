@@ -1,0 +1,218 @@
+package benchratio
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+func readTestdata(t *testing.T) *Samples {
+	t.Helper()
+	s, err := ReadFiles("testdata/bench.txt", "testdata/fio.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRatios checks every target ratio on a fixed input against values
+// worked out by hand (see the comments).
+func TestRatios(t *testing.T) {
+	rs := All(readTestdata(t))
+	type want struct {
+		median, min, max float64
+		n                int
+		verdict          string
+	}
+	wants := map[string]want{
+		// raw ns / append ns, paired by count: 1800/2000, 1900/2000 (Append has 2 counts).
+		"path=direct append÷raw throughput, async 1024 B conc=1": {0.925, 0.9, 0.95, 2, "ok"},
+		// 3600/4000, 4000/5000, 4400/4400.
+		"path=mmap append÷raw throughput, async 1024 B conc=1": {0.9, 0.8, 1, 3, "ok"},
+		// 3000/4000, 3200/4000, 2800/4000.
+		"path=pwrite append÷raw throughput, async 1024 B conc=1": {0.75, 0.7, 0.8, 3, "MISSED"},
+		"path=pool append÷raw throughput, async 1024 B conc=1":   {0, 0, 0, 0, "missing"},
+		// async ns / group ns: 4000/10000, 4000/12000, 4000/8000.
+		"path=mmap group÷async throughput, 1024 B conc=64": {0.4, 1.0 / 3, 0.5, 3, "MISSED"},
+		// sync ns / group ns: 400000/10000, 360000/12000, 240000/8000.
+		"path=mmap group÷sync throughput, 1024 B conc=64": {30, 30, 40, 3, "ok"},
+		// (1e9/group ns) / limit-ops/s: 100000/125000, 83333.3/100000, 125000/100000.
+		"path=mmap group÷limit (conc/flush latency), 1024 B conc=64": {5.0 / 6, 0.8, 1.25, 3, "ok"},
+		// group ns / sync ns at conc=1: 420000/400000, 400000/400000, 450000/400000.
+		"path=mmap group÷sync latency, 1024 B conc=1": {1.05, 1, 1.125, 3, "ok"},
+		// group ns / rmqgroup ns.
+		"path=mmap rmqgroup÷group throughput, 1024 B conc=64": {0.5, 0.4, 0.6, 3, "info"},
+		"path=pwrite group÷async throughput, 1024 B conc=64":  {0.5, 0.5, 0.5, 1, "ok"},
+		"path=pwrite group÷sync throughput, 1024 B conc=64":   {0, 0, 0, 0, "missing"},
+		// pool is not judged by P2.
+		"path=pool group÷async throughput, 1024 B conc=64": {0, 0, 0, 0, "missing"},
+		// MB/s / fio MB/s: 900/1000, 1000/1000, 800/1000.
+		"path=direct append MB/s ÷ fio O_DIRECT write bs=65536 libaio iodepth=4, async 65536 B conc=4": {0.9, 0.8, 1, 3, "ok"},
+	}
+	got := map[string]Ratio{}
+	for _, r := range rs {
+		if _, dup := got[r.Label]; dup {
+			t.Errorf("duplicate ratio %q", r.Label)
+		}
+		got[r.Label] = r
+	}
+	for label, w := range wants {
+		r, ok := got[label]
+		if !ok {
+			t.Errorf("no ratio %q", label)
+			continue
+		}
+		if v := r.Verdict(); v != w.verdict {
+			t.Errorf("%s: verdict %s (%s), want %s", label, v, r.Missing, w.verdict)
+		}
+		if w.verdict == "missing" {
+			continue
+		}
+		if len(r.Values) != w.n || !near(r.Median, w.median) || !near(r.Min, w.min) || !near(r.Max, w.max) {
+			t.Errorf("%s: median %v min %v max %v n %d, want %v %v %v %d", label, r.Median, r.Min, r.Max, len(r.Values),
+				w.median, w.min, w.max, w.n)
+		}
+	}
+	// One P1 per path, P2 four (plus rmqgroup where measured) per path, one P3.
+	counts := map[string]int{}
+	for _, r := range rs {
+		counts[r.Target]++
+	}
+	if counts["P1"] != 4 || counts["P2"] != 4*4+1 || counts["P3"] != 1 {
+		t.Errorf("ratio counts %v", counts)
+	}
+	if g := got["path=pool group÷async throughput, 1024 B conc=64"].Goal; g.Set() {
+		t.Errorf("P2 judges pool: %v", g)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestMedianEvenAndOdd(t *testing.T) {
+	for _, c := range []struct {
+		xs          []float64
+		med, lo, hi float64
+	}{
+		{[]float64{3}, 3, 3, 3},
+		{[]float64{5, 1, 3}, 3, 1, 5},
+		{[]float64{4, 1, 3, 2}, 2.5, 1, 4},
+	} {
+		m, lo, hi := summarize(c.xs)
+		if m != c.med || lo != c.lo || hi != c.hi {
+			t.Errorf("summarize(%v) = %v %v %v, want %v %v %v", c.xs, m, lo, hi, c.med, c.lo, c.hi)
+		}
+	}
+}
+
+func TestCanonicalNameAndKey(t *testing.T) {
+	s := readTestdata(t)
+	n := "Append/path=mmap/flush=group/size=1024/conc=64"
+	if got := s.Get(n, "limit-ops/s"); len(got) != 3 || got[0] != 125000 {
+		t.Fatalf("%s limit-ops/s = %v", n, got)
+	}
+	// Units are kept as written, not tidied (ns/op, not sec/op).
+	if got := s.Get(n, "ns/op"); len(got) != 3 || got[1] != 12000 {
+		t.Fatalf("%s ns/op = %v", n, got)
+	}
+	if Key(n, "flush") != "group" || Key(n, "conc") != "64" || Key(n, "nope") != "" {
+		t.Fatal("Key")
+	}
+	if ps := Paths(s); strings.Join(ps, ",") != "direct,mmap,pool,pwrite" {
+		t.Fatalf("paths %v", ps)
+	}
+}
+
+func TestReadRejectsSyntaxErrorsAndEmptyFiles(t *testing.T) {
+	s := NewSamples()
+	if err := s.Read(strings.NewReader("BenchmarkX 10 abc ns/op\n"), "bad.txt"); err == nil {
+		t.Fatal("syntax error accepted")
+	}
+	if err := s.Read(strings.NewReader("goos: linux\nPASS\n"), "empty.txt"); !errors.Is(err, ErrNoSamples) {
+		t.Fatalf("empty file: %v", err)
+	}
+}
+
+func TestFioToBenchRoundTrip(t *testing.T) {
+	data, err := os.ReadFile("testdata/fio-libaio-qd4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := ParseFio(append([]byte("fio: some warning\n"), data...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Values from the report (fio 3.33, 1 s O_DIRECT sequential write).
+	if run.BS != 65536 || run.IODepth != 4 || run.IOEngine != "libaio" || !run.Direct || run.RW != "write" ||
+		run.BWBytes != 138563689 || run.TotalIOs != 2127 || run.RuntimeMS != 1006 || run.ClatP50 <= 0 {
+		t.Fatalf("parsed %+v", run)
+	}
+	if run.Name() != FioName(65536, "libaio", 4) {
+		t.Fatalf("name %s, want %s", run.Name(), FioName(65536, "libaio", 4))
+	}
+	var buf bytes.Buffer
+	if err := WriteFioBench(&buf, []FioRun{run, run}, map[string]string{"fio-version": run.Version, "fs": "ext4"}); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSamples()
+	if err := s.Read(&buf, "fio.txt"); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	mb := s.Get(run.Name(), "MB/s")
+	if len(mb) != 2 || !near(mb[0], 138.564) {
+		t.Fatalf("MB/s %v\n%s", mb, buf.String())
+	}
+	if ns := s.Get(run.Name(), "ns/op"); len(ns) != 2 || !near(ns[0], 1e9/run.IOPS) {
+		t.Fatalf("ns/op %v", ns)
+	}
+}
+
+func TestParseFioRejects(t *testing.T) {
+	for name, in := range map[string]string{
+		"not json": "fio: engine libaio not loadable",
+		"no jobs":  `{"fio version":"fio-3.33","jobs":[]}`,
+		"error":    `{"jobs":[{"error":5,"job options":{"bs":"64k"},"write":{"bw_bytes":1,"total_ios":1}}]}`,
+		"no write": `{"jobs":[{"job options":{"bs":"64k"},"write":{"bw_bytes":0,"total_ios":0}}]}`,
+		"bad bs":   `{"jobs":[{"job options":{"bs":"64q"},"write":{"bw_bytes":1,"iops":1,"total_ios":1}}]}`,
+	} {
+		if _, err := ParseFio([]byte(in)); !errors.Is(err, ErrFio) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestParseFioSize(t *testing.T) {
+	for in, want := range map[string]int{"4096": 4096, "64k": 65536, "64K": 65536, "64kb": 65536, "64KiB": 65536, "1m": 1 << 20, "2g": 2 << 30} {
+		if got, err := parseFioSize(in); err != nil || got != want {
+			t.Errorf("parseFioSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if _, err := parseFioSize("k"); err == nil {
+		t.Error(`"k" accepted`)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, All(readTestdata(t))); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"target", "P1", "path=mmap append÷raw throughput", "0.9", "0.8–1", "≥ 0.85", "MISSED",
+		"missing: no samples of RawPath/path=pool/flush=async/size=1024/conc=1 ns/op", "≤ 1.1", "info",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, All(readTestdata(t))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"verdict": "MISSED"`) {
+		t.Errorf("json lacks verdicts:\n%s", buf.String())
+	}
+}
