@@ -130,7 +130,7 @@ type Experiment struct {
 // Engine is the system under test.
 type Engine struct {
 	Path        string `yaml:"path" json:"path"`   // mmap|pwrite|pool|direct|uncached
-	Flush       string `yaml:"flush" json:"flush"` // sync|async|group
+	Flush       string `yaml:"flush" json:"flush"` // sync|async|group|rmqgroup
 	SegmentSize Size   `yaml:"segment_size" json:"segment_size"`
 	// Prealloc creates the next segment in the background.
 	Prealloc *bool `yaml:"prealloc,omitempty" json:"prealloc,omitempty"`
@@ -413,9 +413,9 @@ func validateEngine(en Engine) error {
 		return bad("path", en.Path, "mmap, pwrite, pool, direct or uncached")
 	}
 	switch en.Flush {
-	case "sync", "async", "group":
+	case "sync", "async", "group", "rmqgroup":
 	default:
-		return bad("flush", en.Flush, "sync, async or group")
+		return bad("flush", en.Flush, "sync, async, group or rmqgroup")
 	}
 	if en.SegmentSize < 64<<10 || en.SegmentSize%4096 != 0 {
 		return bad("segment_size", en.SegmentSize, ">= 64KiB and a multiple of 4KiB")

@@ -7,7 +7,7 @@
 //	brokerlab ceiling [--out DIR]
 //	brokerlab namesrv --listen 127.0.0.1:9876
 //	brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store DIR \
-//	    --write-path mmap|pwrite|pool|direct|uncached --flush sync|async|group --segment-size 1GiB
+//	    --write-path mmap|pwrite|pool|direct|uncached --flush sync|async|group|rmqgroup --segment-size 1GiB
 package main
 
 import (

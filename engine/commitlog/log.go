@@ -139,6 +139,10 @@ func (l *Log) setErr(err error) error {
 // the Flusher the policy drives, and callers may use it directly (shutdown).
 func (l *Log) Flush() (int64, error) { return l.flushAll() }
 
+// WrittenPos is every byte appended so far (MaxOffset), waited for or not:
+// the flush policy's background work flushes up to it (flush.Flusher).
+func (l *Log) WrittenPos() int64 { return l.wrote.Load() }
+
 // flushAll flushes, oldest first, every segment with unflushed bytes up to
 // the current write position. Unlike RocketMQ's flush(), which flushes one
 // segment per call, a flush that spans a roll completes in one call, so a

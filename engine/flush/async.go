@@ -12,11 +12,14 @@ import (
 // asyncPolicy is RocketMQ's FlushRealTimeService: a goroutine sleeps
 // Interval (not wakeable, flushCommitLogTimed=true), then flushes if at least
 // LeastPages pages are dirty, or everything if ThoroughInterval has passed
-// since the last thorough flush. Commit only records the position.
+// since the last thorough flush. Dirty pages are counted from the Flusher's
+// own written position (as RocketMQ reads the mapped file's), so appends
+// nobody commits (WAIT=false) are flushed too; Commit only records its
+// position as well.
 type asyncPolicy struct {
 	f        Flusher
 	cfg      Config
-	wrote    atomic.Int64 // highest position committed
+	wrote    atomic.Int64 // highest position committed (f.WrittenPos() is the other source)
 	flushed  atomic.Int64
 	err      stickyErr
 	closed   atomic.Bool
@@ -68,7 +71,7 @@ func (p *asyncPolicy) loop() {
 			least = 0
 			lastThorough = time.Now()
 		}
-		wrote, flushed := p.wrote.Load(), p.flushed.Load()
+		wrote, flushed := max(p.wrote.Load(), p.f.WrittenPos()), p.flushed.Load()
 		if wrote <= flushed || (least > 0 && dirtyPages(wrote, flushed) < least) {
 			continue
 		}

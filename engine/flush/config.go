@@ -2,6 +2,7 @@ package flush
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -19,10 +20,17 @@ type Config struct {
 	Interval         time.Duration
 	LeastPages       int
 	ThoroughInterval time.Duration
-	// Group (RocketMQ GroupCommitService): a waiter not covered within
-	// SyncFlushTimeout (syncFlushTimeout, 5 s) gets ErrTimeout.
+	// Group and RMQGroup: a commit not covered within SyncFlushTimeout
+	// (syncFlushTimeout, 5 s) gets ErrTimeout.
 	SyncFlushTimeout time.Duration
-	// CoalesceWait (group only) makes the flusher wait this long after the
+	// TickInterval (sync, group, rmqgroup): how often the policy wakes to
+	// flush bytes appended but not flushed, which no Commit asked for
+	// (RocketMQ WAIT=false). RocketMQ's GroupCommitService waits 10 ms
+	// between rounds (waitForRunning(10)); 0 means that default. Such
+	// bytes become durable within about one TickInterval. Group's deadline
+	// sweeper runs at most this far apart too.
+	TickInterval time.Duration
+	// CoalesceWait (rmqgroup only) makes the flusher wait this long after the
 	// first waiter of a batch arrives before it flushes, so that producers
 	// acknowledged by the previous flush can append and join this one (as
 	// NATS' flusher coalesces). 0, RocketMQ's behaviour, flushes at once: a
@@ -40,8 +48,9 @@ type Config struct {
 type Event struct {
 	Start    time.Time
 	Duration time.Duration
-	// Waiters is the number of Commit calls this flush completed (group:
-	// the batch size; sync: 1; async: 0, nobody waits).
+	// Waiters is the number of Commit calls this flush completed (group,
+	// rmqgroup: the batch size; sync: 1; async and the background flushes
+	// of un-waited appends: 0 unless queued commits were covered).
 	Waiters int
 	// FlushedPos is the position after the flush.
 	FlushedPos int64
@@ -56,11 +65,12 @@ func DefaultConfig(k Kind) Config {
 		LeastPages:       4,
 		ThoroughInterval: 10 * time.Second,
 		SyncFlushTimeout: 5 * time.Second,
+		TickInterval:     10 * time.Millisecond,
 	}
 }
 
 // Kinds lists the policies in a stable order; tests and benchmarks iterate it.
-func Kinds() []Kind { return []Kind{Sync, Async, Group} }
+func Kinds() []Kind { return []Kind{Sync, Async, Group, RMQGroup} }
 
 // ParseKind validates a policy name.
 func ParseKind(s string) (Kind, error) {
@@ -69,7 +79,11 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q (have sync, async, group)", ErrUnknownKind, s)
+	names := make([]string, 0, len(Kinds()))
+	for _, k := range Kinds() {
+		names = append(names, string(k))
+	}
+	return "", fmt.Errorf("%w %q (have %s)", ErrUnknownKind, s, strings.Join(names, ", "))
 }
 
 // New starts the policy cfg.Kind over f. startPos is the position already
@@ -85,6 +99,9 @@ func New(f Flusher, startPos int64, cfg Config) (Policy, error) {
 	if cfg.SyncFlushTimeout <= 0 {
 		cfg.SyncFlushTimeout = d.SyncFlushTimeout
 	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = d.TickInterval
+	}
 	if cfg.LeastPages < 0 {
 		cfg.LeastPages = 0
 	}
@@ -95,6 +112,8 @@ func New(f Flusher, startPos int64, cfg Config) (Policy, error) {
 		return newAsync(f, startPos, cfg), nil
 	case Group:
 		return newGroup(f, startPos, cfg), nil
+	case RMQGroup:
+		return newRMQGroup(f, startPos, cfg), nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownKind, cfg.Kind)
 }

@@ -5,10 +5,21 @@
 //	async  RocketMQ FlushRealTimeService: every Interval (500 ms) flush if at
 //	       least LeastPages (4) pages are dirty, and everything at least every
 //	       ThoroughInterval (10 s); appends are acknowledged at once.
-//	group  RocketMQ GroupCommitService: every waiter that arrives while a
-//	       flush runs is served by the next single flush; an append is
-//	       acknowledged once the flushed position passes its end, or fails
-//	       with ErrTimeout after SyncFlushTimeout (5 s).
+//	group  group commit in the manner of pebble's LogWriter: a committer
+//	       whose position is not yet flushed flushes inline when no flush
+//	       is running (the leader); everyone who arrives while a flush runs
+//	       is served by the next single flush, which one of them runs. An
+//	       append is acknowledged once the flushed position passes its end,
+//	       or fails with ErrTimeout after SyncFlushTimeout (5 s).
+//	rmqgroup  RocketMQ GroupCommitService: committers queue a request and
+//	       kick one flusher goroutine, which swaps its double-buffered
+//	       request lists and serves the read list with one flush.
+//
+// sync, group and rmqgroup also wake every TickInterval (10 ms, RocketMQ's
+// GroupCommitService waitForRunning(10)) and flush whatever was appended but
+// not flushed, so appends nobody waits for (RocketMQ WAIT=false) become
+// durable; async reads the Flusher's written position itself, as RocketMQ's
+// FlushRealTimeService reads the mapped file's.
 //
 // A policy sees only a Flusher: it does not know which write path it flushes.
 // Positions are the log's global byte offsets.
@@ -21,11 +32,14 @@ import (
 	"errors"
 )
 
-// Flusher is satisfied by the commit log (and by iopath.Appender for a single
-// segment). Flush makes every byte appended so far durable and returns the
-// new flushed position.
+// Flusher is satisfied by the commit log. Flush makes every byte appended so
+// far durable and returns the new flushed position. WrittenPos is the
+// appended end: every byte appended so far, whether or not anyone will
+// Commit it; a policy flushes when WrittenPos passes its flushed position.
+// Both may be called concurrently with appends and with each other.
 type Flusher interface {
 	Flush() (flushedPos int64, err error)
+	WrittenPos() int64
 }
 
 // Kind names a flush policy in configs, flags and benchmark names.
@@ -36,6 +50,9 @@ const (
 	Sync  Kind = "sync"
 	Async Kind = "async"
 	Group Kind = "group"
+	// RMQGroup is RocketMQ's double-buffered GroupCommitService, kept
+	// beside Group so experiments can compare the two.
+	RMQGroup Kind = "rmqgroup"
 )
 
 var (
@@ -49,13 +66,16 @@ var (
 	ErrUnknownKind = errors.New("flush: unknown flush policy")
 )
 
-// Policy is told about every append and returns when the bytes up to pos are
-// as durable as the policy promises: Sync and Group block until the flushed
-// position is >= pos; Async returns at once.
+// Policy is told about every append that waits for its flush and returns
+// when the bytes up to pos are as durable as the policy promises: Sync, Group
+// and RMQGroup block until the flushed position is >= pos; Async returns at
+// once. Appends nobody commits are flushed by the policy's background work.
 //
 // Commit may be called concurrently from many goroutines, with pos values in
 // any order; pos must not exceed what has been appended when Commit is
-// called. Close flushes everything once more and stops background work.
+// called. Close flushes everything once more, answers every Commit still
+// waiting (nil if the final flush covered it, else ErrClosed or the sticky
+// error) and stops background work; a Commit after Close returns ErrClosed.
 type Policy interface {
 	Commit(ctx context.Context, pos int64) error
 	// FlushedPos is the highest position known durable.

@@ -9,63 +9,74 @@ import (
 	"time"
 )
 
-// groupPolicy is RocketMQ's GroupCommitService. Committers append a waiter
-// to the write list and kick the flusher; the flusher swaps the write list
-// for its (empty) read list, performs ONE flush, which covers every byte
-// appended before it started, and completes every waiter in the read list
-// whose position it covers. Waiters that arrive while a flush runs collect in
-// the new write list and are served together by the next single flush.
+// rmqGroupPolicy is RocketMQ's GroupCommitService. Committers append a
+// request to the write list and kick the flusher goroutine; the flusher
+// swaps the write list for its (empty) read list, performs ONE flush, which
+// covers every byte appended before it started, and completes every request
+// in the read list whose position it covers. Requests that arrive while a
+// flush runs collect in the new write list and are served together by the
+// next single flush. Every round hands off twice (committer to flusher and
+// back), and each committer arms its own timer.
 //
-// A waiter not completed within SyncFlushTimeout gets ErrTimeout
+// The flusher also wakes TickInterval after its last round without a kick
+// (waitForRunning(10)) and flushes bytes appended without a request
+// (RocketMQ flushes with no requests "because individual messages are set
+// not to sync flush").
+//
+// A request not completed within SyncFlushTimeout gets ErrTimeout
 // (FLUSH_DISK_TIMEOUT); its bytes stay written.
-type groupPolicy struct {
+type rmqGroupPolicy struct {
 	f   Flusher
 	cfg Config
 
 	mu struct {
 		sync.Mutex
-		write []*waiter // guarded by mu
+		write  []*rmqWaiter // guarded by mu
+		closed bool         // guarded by mu: no request is queued after Close began
 	}
-	read    []*waiter // owned by the flusher goroutine
+	read    []*rmqWaiter // owned by the flusher goroutine
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 	flushed atomic.Int64
 	err     stickyErr
-	closed  atomic.Bool
 	once    sync.Once
 	cerr    error
 	counters
 }
 
-type waiter struct {
+type rmqWaiter struct {
 	pos int64
-	ch  chan error // capacity 1
+	ch  chan error // capacity 1: answered exactly once
 }
 
-var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error, 1)} }}
+var rmqWaiterPool = sync.Pool{New: func() any { return &rmqWaiter{ch: make(chan error, 1)} }}
 
-func newGroup(f Flusher, start int64, cfg Config) *groupPolicy {
-	p := &groupPolicy{f: f, cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newRMQGroup(f Flusher, start int64, cfg Config) *rmqGroupPolicy {
+	p := &rmqGroupPolicy{f: f, cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.flushed.Store(start)
-	go pprof.Do(context.Background(), pprof.Labels("brokerlab", "flush-group"), func(context.Context) { p.loop() })
+	go pprof.Do(context.Background(), pprof.Labels("brokerlab", "flush-rmqgroup"), func(context.Context) { p.loop() })
 	return p
 }
 
-func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
+func (p *rmqGroupPolicy) Commit(ctx context.Context, pos int64) error {
 	p.commits.Add(1)
 	if err := p.err.get(); err != nil {
 		return err
 	}
-	if p.flushed.Load() >= pos {
-		return nil
-	}
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	w := waiterPool.Get().(*waiter)
+	w := rmqWaiterPool.Get().(*rmqWaiter)
 	w.pos = pos
 	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		rmqWaiterPool.Put(w)
+		return ErrClosed
+	}
+	if p.flushed.Load() >= pos {
+		p.mu.Unlock()
+		rmqWaiterPool.Put(w)
+		return nil
+	}
 	p.mu.write = append(p.mu.write, w)
 	p.mu.Unlock()
 	select {
@@ -76,7 +87,7 @@ func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
 	defer timer.Stop()
 	select {
 	case err := <-w.ch:
-		waiterPool.Put(w) // the flusher sent exactly once and holds no reference
+		rmqWaiterPool.Put(w) // the flusher sent exactly once and holds no reference
 		return err
 	case <-timer.C:
 		// The flusher still owns w and will send into its buffered channel;
@@ -88,8 +99,10 @@ func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
 	}
 }
 
-func (p *groupPolicy) loop() {
+func (p *rmqGroupPolicy) loop() {
 	defer close(p.done)
+	idle := time.NewTimer(p.cfg.TickInterval)
+	defer idle.Stop()
 	var coalesce *time.Timer
 	if p.cfg.CoalesceWait > 0 {
 		coalesce = time.NewTimer(time.Hour)
@@ -98,8 +111,9 @@ func (p *groupPolicy) loop() {
 	for {
 		select {
 		case <-p.kick:
+		case <-idle.C:
 		case <-p.stop:
-			p.serve() // drain whoever is still waiting
+			p.serve() // serve whoever is still waiting
 			return
 		}
 		if coalesce != nil {
@@ -111,35 +125,25 @@ func (p *groupPolicy) loop() {
 			}
 		}
 		p.serve()
+		idle.Reset(p.cfg.TickInterval)
 	}
 }
 
-// serve swaps the lists and serves the read list with one flush.
-func (p *groupPolicy) serve() {
+// serve swaps the lists and serves the read list with one flush; with an
+// empty read list it flushes only if bytes were appended without a request.
+func (p *rmqGroupPolicy) serve() {
 	p.mu.Lock()
 	p.read, p.mu.write = p.mu.write, p.read[:0]
 	p.mu.Unlock()
 	if len(p.read) == 0 {
+		if p.err.get() == nil && unflushed(p.f, p.flushed.Load()) {
+			_ = p.flush(0) // sticky: later commits see it
+		}
 		return
 	}
-	var err error
-	if err = p.err.get(); err == nil {
-		start := time.Now()
-		var pos int64
-		pos, err = p.f.Flush()
-		d := time.Since(start)
-		p.recordFlush(d, len(p.read))
-		if err != nil {
-			err = p.err.set(fmt.Errorf("flush: group flush: %w", err))
-		} else {
-			maxPos(&p.flushed, pos)
-		}
-		if p.cfg.OnFlush != nil {
-			p.cfg.OnFlush(Event{Start: start, Duration: d, Waiters: len(p.read), FlushedPos: p.flushed.Load(), Err: err})
-		}
-	}
+	err := p.flush(len(p.read))
 	flushed := p.flushed.Load()
-	var again []*waiter
+	var again []*rmqWaiter
 	for _, w := range p.read {
 		switch {
 		case err != nil:
@@ -152,9 +156,7 @@ func (p *groupPolicy) serve() {
 			again = append(again, w)
 		}
 	}
-	for i := range p.read {
-		p.read[i] = nil
-	}
+	clear(p.read)
 	p.read = p.read[:0]
 	if len(again) > 0 {
 		p.mu.Lock()
@@ -167,38 +169,56 @@ func (p *groupPolicy) serve() {
 	}
 }
 
-func (p *groupPolicy) FlushedPos() int64 { return p.flushed.Load() }
-func (p *groupPolicy) Stats() Stats      { return p.snapshot() }
+// flush runs one flush serving waiters requests and records it.
+func (p *rmqGroupPolicy) flush(waiters int) error {
+	if err := p.err.get(); err != nil {
+		return err
+	}
+	start := time.Now()
+	pos, err := p.f.Flush()
+	d := time.Since(start)
+	p.recordFlush(d, waiters)
+	if err != nil {
+		err = p.err.set(fmt.Errorf("flush: group flush: %w", err))
+	} else {
+		maxPos(&p.flushed, pos)
+	}
+	if p.cfg.OnFlush != nil {
+		p.cfg.OnFlush(Event{Start: start, Duration: d, Waiters: waiters, FlushedPos: p.flushed.Load(), Err: err})
+	}
+	return err
+}
 
-// Close serves the remaining waiters, stops the flusher and flushes once more.
-func (p *groupPolicy) Close() error {
+func (p *rmqGroupPolicy) FlushedPos() int64 { return p.flushed.Load() }
+func (p *rmqGroupPolicy) Stats() Stats      { return p.snapshot() }
+
+// Close refuses new requests, lets the flusher serve the queued ones, stops
+// it, flushes once more and answers every request still queued: nil if the
+// final flush covered it, else the sticky error or ErrClosed.
+func (p *rmqGroupPolicy) Close() error {
 	p.once.Do(func() {
-		p.closed.Store(true)
+		p.mu.Lock()
+		p.mu.closed = true
+		p.mu.Unlock()
 		close(p.stop)
 		<-p.done
-		if err := p.err.get(); err != nil {
-			p.cerr = err
-			return
-		}
-		pos, err := p.f.Flush()
-		if err != nil {
-			p.cerr = p.err.set(fmt.Errorf("flush: group flush at close: %w", err))
-			return
-		}
-		maxPos(&p.flushed, pos)
-		// A Commit that raced with Close may have queued after the last
-		// serve: answer it now.
 		p.mu.Lock()
 		late := p.mu.write
 		p.mu.write = nil
 		p.mu.Unlock()
+		err := p.flush(len(late))
+		flushed := p.flushed.Load()
 		for _, w := range late {
-			if w.pos <= pos {
+			switch {
+			case err != nil:
+				w.ch <- err
+			case w.pos <= flushed:
 				w.ch <- nil
-			} else {
+			default:
 				w.ch <- ErrClosed
 			}
 		}
+		p.cerr = err
 	})
 	return p.cerr
 }

@@ -10,7 +10,12 @@ import (
 
 // syncPolicy flushes inside every Commit: one flush per acknowledged append,
 // even when a concurrent flush already covered it (that would be group
-// commit). Commits are serialized by mu, as in a WAL's Save.
+// commit). Flushes are serialized by mu, as in a WAL's Save; the commit log
+// calls Commit under its append lock, so each flush covers exactly its
+// append.
+//
+// A ticker flushes, every TickInterval and under the same mu, whatever was
+// appended without a Commit (WAIT=false).
 type syncPolicy struct {
 	f       Flusher
 	cfg     Config
@@ -18,12 +23,16 @@ type syncPolicy struct {
 	flushed atomic.Int64
 	closed  atomic.Bool
 	err     stickyErr
+	tick    *ticker
+	once    sync.Once
+	cerr    error
 	counters
 }
 
 func newSync(f Flusher, start int64, cfg Config) *syncPolicy {
 	p := &syncPolicy{f: f, cfg: cfg}
 	p.flushed.Store(start)
+	p.tick = startTicker("flush-sync-tick", cfg.TickInterval, p.onTick)
 	return p
 }
 
@@ -41,6 +50,19 @@ func (p *syncPolicy) Commit(ctx context.Context, pos int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.flushLocked(1)
+}
+
+// onTick flushes appends nobody committed.
+func (p *syncPolicy) onTick() {
+	if p.err.get() != nil || !unflushed(p.f, p.flushed.Load()) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() || !unflushed(p.f, p.flushed.Load()) {
+		return
+	}
+	_ = p.flushLocked(0) // sticky: later commits see it
 }
 
 // REQUIRES: p.mu held.
@@ -66,11 +88,15 @@ func (p *syncPolicy) flushLocked(waiters int) error {
 func (p *syncPolicy) FlushedPos() int64 { return p.flushed.Load() }
 func (p *syncPolicy) Stats() Stats      { return p.snapshot() }
 
+// Close stops the ticker and flushes once more. Commits already inside mu
+// finish first; later ones get ErrClosed.
 func (p *syncPolicy) Close() error {
-	if p.closed.Swap(true) {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.flushLocked(0)
+	p.once.Do(func() {
+		p.closed.Store(true)
+		p.tick.halt()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.cerr = p.flushLocked(0)
+	})
+	return p.cerr
 }

@@ -514,7 +514,7 @@ func TestFaultSlowFlush(t *testing.T) {
 				id := inj.Add(segmentRule(cfg, flushOpFor(path), faultfs.Always(), nil, 250*time.Millisecond))
 				r, err := led.put(s, faultMsg(rng, 4), pol != flush.Async)
 				switch pol {
-				case flush.Group:
+				case flush.Group, flush.RMQGroup:
 					if StatusOf(err) != FlushDiskTimeout || r.Status != FlushDiskTimeout || !errors.Is(err, flush.ErrTimeout) {
 						t.Fatalf("group commit behind a 250 ms flush (timeout 50 ms): %v, want FLUSH_DISK_TIMEOUT", err)
 					}

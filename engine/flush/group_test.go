@@ -1,0 +1,195 @@
+package flush
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// One committer with no flush running flushes inline: one flush per
+// commit, each serving exactly that commit.
+func TestGroupSingleCommitterLeads(t *testing.T) {
+	f := &fakeLog{}
+	cfg := DefaultConfig(Group)
+	cfg.TickInterval = time.Hour
+	var waiters []int
+	cfg.OnFlush = func(e Event) { waiters = append(waiters, e.Waiters) }
+	p := newPolicy(t, f, cfg)
+	for i := 0; i < 100; i++ {
+		pos := f.append(10)
+		if err := p.Commit(context.Background(), pos); err != nil {
+			t.Fatal(err)
+		}
+		if f.flushed.Load() < pos {
+			t.Fatalf("commit %d returned before its flush", i)
+		}
+	}
+	if f.calls.Load() != 100 || len(waiters) != 100 {
+		t.Fatalf("%d flushes, %d events for 100 commits", f.calls.Load(), len(waiters))
+	}
+	for _, w := range waiters {
+		if w != 1 {
+			t.Fatalf("flush events' Waiters %v, want all 1", waiters)
+		}
+	}
+	// A position already flushed costs nothing.
+	if err := p.Commit(context.Background(), f.wrote.Load()); err != nil || f.calls.Load() != 100 {
+		t.Fatalf("commit of a flushed position: %v, %d flushes", err, f.calls.Load())
+	}
+}
+
+// Every waiter that arrives while a flush runs is served by ONE next flush,
+// run by one of them.
+func TestGroupBatchesWaitersArrivingDuringFlush(t *testing.T) {
+	f := &fakeLog{gate: make(chan struct{})}
+	cfg := DefaultConfig(Group)
+	cfg.TickInterval = time.Hour
+	var mu sync.Mutex
+	var events []Event
+	cfg.OnFlush = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	p := newPolicy(t, f, cfg)
+	g := p.(*groupPolicy)
+	first := f.append(10)
+	done := make(chan error, 100)
+	go func() { done <- p.Commit(context.Background(), first) }()
+	eventually(t, "the leader's flush", func() bool { return f.calls.Load() == 1 })
+	const n = 50
+	for i := 0; i < n; i++ {
+		pos := f.append(10)
+		go func() { done <- p.Commit(context.Background(), pos) }()
+	}
+	eventually(t, "the waiters to queue", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.queue) == n
+	})
+	f.gate <- struct{}{}
+	f.gate <- struct{}{}
+	for i := 0; i < n+1; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(f.gate) // let Close's final flush through
+	if c := f.calls.Load(); c != 2 {
+		t.Fatalf("flushes = %d, want 2 (one for the leader, one for the %d that arrived during it)", c, n)
+	}
+	st := p.Stats()
+	if st.BatchSizes[0] != 1 || st.BatchSizes[6] != 1 { // 1 waiter; 50 waiters in (32,64]
+		t.Fatalf("batch histogram %v", st.BatchSizes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 2 || events[0].Waiters != 1 || events[1].Waiters != n {
+		t.Fatalf("events %+v", events)
+	}
+}
+
+// A waiter whose position the running flush did not cover is served by the
+// next flush, which one of the waiters runs (there is no flusher goroutine).
+func TestGroupHandsOffToAWaiter(t *testing.T) {
+	f := &fakeLog{gate: make(chan struct{})}
+	cfg := DefaultConfig(Group)
+	cfg.TickInterval = time.Hour
+	p := newPolicy(t, f, cfg)
+	var acked atomic.Int64
+	for i := 0; i < 3; i++ {
+		pos := f.append(10)
+		go func() {
+			if p.Commit(context.Background(), pos) == nil {
+				acked.Add(1)
+			}
+		}()
+		if i == 0 {
+			eventually(t, "the leader's flush", func() bool { return f.calls.Load() == 1 })
+		}
+	}
+	eventually(t, "the waiters to queue", func() bool { return queuedWaiters(p) == 2 })
+	f.gate <- struct{}{} // the leader's flush covered only the first append
+	eventually(t, "the hand-off flush", func() bool { return f.calls.Load() == 2 })
+	if acked.Load() != 1 {
+		t.Fatalf("%d acknowledged after the first flush, want 1", acked.Load())
+	}
+	f.gate <- struct{}{}
+	eventually(t, "all acknowledged", func() bool { return acked.Load() == 3 })
+	close(f.gate)
+}
+
+// Steady state allocates nothing per commit: neither the inline leader nor
+// queued waiters served by a hand-off.
+func TestGroupCommitDoesNotAllocate(t *testing.T) {
+	t.Run("leader", func(t *testing.T) {
+		f := &fakeLog{}
+		cfg := DefaultConfig(Group)
+		cfg.TickInterval = time.Hour
+		p := newPolicy(t, f, cfg)
+		ctx := context.Background()
+		if a := testing.AllocsPerRun(1000, func() {
+			if err := p.Commit(ctx, f.append(10)); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Fatalf("%v allocations per commit", a)
+		}
+	})
+	t.Run("waiters", func(t *testing.T) {
+		if raceEnabled {
+			t.Skip("the race detector allocates on channel and mutex operations; run without -race")
+		}
+		f := &fakeLog{delay: 50 * time.Microsecond}
+		cfg := DefaultConfig(Group)
+		cfg.TickInterval = time.Hour
+		p := newPolicy(t, f, cfg)
+		const workers = 8
+		start := make([]chan struct{}, workers)
+		fin := make(chan error, workers)
+		for i := range start {
+			start[i] = make(chan struct{})
+			go func(c chan struct{}) {
+				for range c {
+					var err error
+					for j := 0; j < 4; j++ {
+						if err = p.Commit(context.Background(), f.append(10)); err != nil {
+							break
+						}
+					}
+					fin <- err
+				}
+			}(start[i])
+		}
+		defer func() {
+			for _, c := range start {
+				close(c)
+			}
+		}()
+		round := func() {
+			for _, c := range start {
+				c <- struct{}{}
+			}
+			for range start {
+				if err := <-fin; err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for i := 0; i < 20; i++ { // warm the pools and the queue
+			round()
+		}
+		before := p.Stats()
+		// 32 commits per run: fewer than one allocation per run means
+		// none per commit in steady state.
+		if a := testing.AllocsPerRun(50, round); a != 0 {
+			t.Fatalf("%v allocations per %d concurrent commits", a, workers*4)
+		}
+		after := p.Stats()
+		var batched uint64
+		for i := 1; i < BatchBuckets; i++ {
+			batched += after.BatchSizes[i] - before.BatchSizes[i]
+		}
+		if batched == 0 {
+			t.Fatal("no flush served queued waiters: the test did not exercise the waiting path")
+		}
+	})
+}

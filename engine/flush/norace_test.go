@@ -1,0 +1,5 @@
+//go:build !race
+
+package flush
+
+const raceEnabled = false
