@@ -30,6 +30,7 @@ type brokerFlags struct {
 	storeDir, writePath, flushKind  string
 	segmentSize                     string
 	configFile, logLevel            string
+	tls                             tlsFlags
 }
 
 // brokerFile is the --config file (YAML, or JSON which YAML reads too).
@@ -57,6 +58,9 @@ type brokerFile struct {
 	MaxReconsumeTimes     *int32 `yaml:"maxReconsumeTimes"`
 	DelayLevels           string `yaml:"delayLevels"`
 	RegisterInterval      string `yaml:"registerInterval"`
+	// TLS: RocketMQ's tls.server.* and tls.client.* keys, e.g.
+	// "tls.server.mode: enforcing".
+	TLS tlsFile `yaml:",inline"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -117,6 +121,8 @@ store's abort file).`,
 	fl.StringVar(&f.cluster, "cluster", "DefaultCluster", "cluster name")
 	fl.StringVar(&f.brokerIP, "broker-ip", "", "IP registered with the name servers (default: the listen host, or the first non-loopback IPv4)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	addServerTLSFlags(cmd, &f.tls)
+	addClientTLSFlags(cmd, &f.tls)
 	return cmd
 }
 
@@ -169,6 +175,12 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 	}
 	if err := applyFileTunables(&bcfg, file); err != nil {
 		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+	}
+	if bcfg.Remoting.TLS, err = f.tls.server(changed, file.TLS); err != nil {
+		return bcfg, store.Config{}, err
+	}
+	if bcfg.NamesrvTLS, err = f.tls.client(changed, file.TLS); err != nil {
+		return bcfg, store.Config{}, err
 	}
 
 	scfg := store.DefaultConfig(dir)
@@ -252,7 +264,7 @@ func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLe
 	if err := b.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("broker serving", "addr", b.Addr(), "store", scfg.Root, "writePath", scfg.CommitLog.Path,
+	log.Info("broker serving", "addr", b.Addr(), "tls", bcfg.Remoting.TLS.Mode, "store", scfg.Root, "writePath", scfg.CommitLog.Path,
 		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize)
 	<-ctx.Done()
 	log.Info("broker stopping")

@@ -22,6 +22,7 @@ func newNamesrvCmd() *cobra.Command {
 	var (
 		listen   string
 		logLevel string
+		tlsf     tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
@@ -37,6 +38,9 @@ SIGINT or SIGTERM stops it.`,
 			}
 			cfg := namesrv.DefaultConfig()
 			cfg.Remoting.Addr = listen
+			if cfg.Remoting.TLS, err = tlsf.server(cmd.Flags().Changed, tlsFile{}); err != nil {
+				return err
+			}
 			cfg.Logger = log
 			srv := namesrv.New(cfg)
 			if err := srv.Start(cmd.Context()); err != nil {
@@ -56,6 +60,7 @@ SIGINT or SIGTERM stops it.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9876", "listen address (host:port; port 0 picks one)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	addServerTLSFlags(cmd, &tlsf)
 	return cmd
 }
 

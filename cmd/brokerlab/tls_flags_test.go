@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+	"github.com/brokerlab/brokerlab/engine/remoting/tlstest"
+)
+
+// parsedBrokerConfig parses args as the broker command does and returns
+// the TLS settings brokerConfig made of them.
+func parsedBrokerConfig(t *testing.T, args ...string) (tlsCfg remoting.TLSConfig, nsTLS bool, err error) {
+	t.Helper()
+	cmd := newBrokerCmd()
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	var f brokerFlags
+	fl := cmd.Flags()
+	for name, dst := range map[string]*string{"name": &f.name, "cluster": &f.cluster, "listen": &f.listen, "broker-ip": &f.brokerIP,
+		"namesrv": &f.namesrv, "store": &f.storeDir, "write-path": &f.writePath, "flush": &f.flushKind, "segment-size": &f.segmentSize,
+		"config": &f.configFile, "tls-mode": &f.tls.mode, "tls-cert": &f.tls.cert, "tls-key": &f.tls.key, "tls-ca": &f.tls.ca,
+		"tls-client-auth": &f.tls.clientAuth, "tls-client-cert": &f.tls.clientCert, "tls-client-key": &f.tls.clientKey,
+		"tls-client-ca": &f.tls.clientCA} {
+		*dst, _ = fl.GetString(name)
+	}
+	f.tls.enable, _ = fl.GetBool("tls-enable")
+	f.tls.verifyServer, _ = fl.GetBool("tls-verify-server")
+	bcfg, _, err := brokerConfig(cmd, f)
+	return bcfg.Remoting.TLS, bcfg.NamesrvTLS != nil, err
+}
+
+func TestBrokerTLSSettings(t *testing.T) {
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, dir, "cli")
+	leaf := ca.Issue(t, dir, "broker", tlstest.Opts{})
+
+	// Defaults: RocketMQ's permissive mode, no client certificates, plaintext registration.
+	got, nsTLS, err := parsedBrokerConfig(t, "--store", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode != remoting.TLSPermissive || got.ClientAuth != remoting.ClientAuthNone || got.CertFile != "" || nsTLS {
+		t.Fatalf("defaults: %+v, namesrv TLS %v", got, nsTLS)
+	}
+
+	// The config file under RocketMQ's names.
+	file := filepath.Join(dir, "broker.yaml")
+	yaml := "store:\n  dir: " + dir + "\n" +
+		"tls.server.mode: enforcing\n" +
+		"tls.server.certPath: " + leaf.CertFile + "\n" +
+		"tls.server.keyPath: " + leaf.KeyFile + "\n" +
+		"tls.server.trustCertPath: " + ca.File + "\n" +
+		"tls.server.need.client.auth: require\n" +
+		"tls.enable: true\n" +
+		"tls.client.certPath: " + leaf.CertFile + "\n" +
+		"tls.client.keyPath: " + leaf.KeyFile + "\n" +
+		"tls.client.trustCertPath: " + ca.File + "\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, nsTLS, err = parsedBrokerConfig(t, "--config", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertFile: leaf.CertFile, KeyFile: leaf.KeyFile, CAFile: ca.File,
+		ClientAuth: remoting.ClientAuthRequire}
+	if got != want || !nsTLS {
+		t.Fatalf("from the file: %+v (namesrv TLS %v), want %+v", got, nsTLS, want)
+	}
+	// Flags override the file.
+	got, nsTLS, err = parsedBrokerConfig(t, "--config", file, "--tls-mode", "permissive", "--tls-client-auth", "optional", "--tls-enable=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode != remoting.TLSPermissive || got.ClientAuth != remoting.ClientAuthOptional || got.CertFile != leaf.CertFile || nsTLS {
+		t.Fatalf("flags over the file: %+v, namesrv TLS %v", got, nsTLS)
+	}
+
+	for _, bad := range [][]string{
+		{"--store", dir, "--tls-mode", "strict"},
+		{"--store", dir, "--tls-client-auth", "always"},
+		{"--store", dir, "--tls-client-auth", "require"}, // no CA
+		{"--store", dir, "--tls-cert", leaf.CertFile},    // no key
+		{"--store", dir, "--tls-enable", "--tls-client-ca", filepath.Join(dir, "missing.pem")},
+	} {
+		if _, _, err := parsedBrokerConfig(t, bad...); err == nil || !strings.Contains(err.Error(), "tls") {
+			t.Errorf("%v: error %v, want a tls error", bad, err)
+		}
+	}
+}
+
+// A TLS-enforcing name server and broker, run as processes: the broker
+// registers over TLS with its client certificate, a TLS client is served by
+// both, and a plaintext one is refused with a log line.
+func TestTLSProcesses(t *testing.T) {
+	bin := cliBinary(t)
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, dir, "procs")
+	srv := ca.Issue(t, dir, "server", tlstest.Opts{})
+	cli := ca.Issue(t, dir, "client", tlstest.Opts{})
+	serverTLS := []string{"--tls-mode", "enforcing", "--tls-cert", srv.CertFile, "--tls-key", srv.KeyFile,
+		"--tls-ca", ca.File, "--tls-client-auth", "require"}
+
+	ns := start(t, bin, append([]string{"namesrv", "--listen", "127.0.0.1:0"}, serverTLS...)...)
+	nsAddr := ns.listenAddr(t)
+	br := start(t, bin, append([]string{"broker", "--namesrv", nsAddr, "--listen", "127.0.0.1:0", "--store", t.TempDir(),
+		"--segment-size", "8MiB", "--name", "broker-tls", "--tls-enable", "--tls-client-ca", ca.File,
+		"--tls-client-cert", cli.CertFile, "--tls-client-key", cli.KeyFile}, serverTLS...)...)
+	addr := br.listenAddr(t)
+
+	conf, err := remoting.TLSClientConfig{CertFile: cli.CertFile, KeyFile: cli.KeyFile, CAFile: ca.File, VerifyServer: true}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg := remoting.DefaultClientConfig()
+	ccfg.TLS = conf
+	c := remoting.NewClient(ccfg)
+	defer c.Close()
+	create := remoting.ExtFields{"topic": "TlsT", "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"}
+	if resp := call(t, c, addr, remoting.ReqUpdateAndCreateTopic, create, nil); resp.Code != remoting.RespSuccess {
+		t.Fatalf("create topic over TLS: %v", resp)
+	}
+	deadline := time.Now().Add(procLimit)
+	for {
+		rd, err := namesrv.GetRouteInfo(context.Background(), c, nsAddr, "TlsT")
+		if err == nil && rd.BrokerDatas[0].BrokerName == "broker-tls" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("route never appeared over TLS: %v\nbroker log:\n%s", err, br.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	plain := remoting.NewClient(remoting.DefaultClientConfig())
+	defer plain.Close()
+	for _, a := range []string{nsAddr, addr} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := plain.InvokeSync(ctx, a, remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil))
+		cancel()
+		if err == nil {
+			t.Fatalf("plaintext request served by the enforcing server at %s", a)
+		}
+	}
+	for _, p := range []*proc{ns, br} {
+		deadline := time.Now().Add(procLimit)
+		for !strings.Contains(p.log(), "refusing plaintext connection") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no refusal logged:\n%s", p.log())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if code := br.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("broker exit code %d:\n%s", code, br.log())
+	}
+	if code := ns.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("namesrv exit code %d:\n%s", code, ns.log())
+	}
+}
