@@ -31,6 +31,10 @@ type Config struct {
 	MaxInFlightBatches int
 	// Client configures the remoting client (one connection per broker).
 	Client remoting.ClientConfig
+	// TLS dials name servers and brokers over TLS (TLS 1.2+), accepting any
+	// server certificate as the official clients do (WithTls(true)), unless
+	// Client.TLS is set, which is then used as it is.
+	TLS bool
 }
 
 // DefaultConfig is a driver for the broker at 127.0.0.1:10911, without a

@@ -2,6 +2,7 @@ package netdriver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,6 +50,9 @@ func New(cfg Config) (*Driver, error) {
 	}
 	if d.cfg.MaxInFlightBatches <= 0 {
 		d.cfg.MaxInFlightBatches = 2
+	}
+	if cfg.TLS && cfg.Client.TLS == nil {
+		cfg.Client.TLS = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}
 	}
 	d.client = remoting.NewClient(cfg.Client)
 	d.mu.routes = make(map[string]*route)
