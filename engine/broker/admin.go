@@ -17,7 +17,7 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 	ext := req.ExtFields
 	topic, err := ext.String("topic")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if err := record.ValidateTopic(topic); err != nil {
 		return remoting.NewResponse(remoting.RespSystemError, err.Error()), nil
@@ -27,19 +27,19 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 	}
 	tc := namesrv.NewTopicConfig(topic, 0)
 	if tc.ReadQueueNums, err = ext.Int32("readQueueNums"); err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if tc.WriteQueueNums, err = ext.Int32("writeQueueNums"); err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if tc.Perm, err = ext.OptInt32("perm", namesrv.DefaultPerm); err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if tc.TopicSysFlag, err = ext.OptInt32("topicSysFlag", 0); err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if tc.Order, err = ext.OptBool("order", false); err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	tc.TopicFilterType = ext.OptString("topicFilterType", "SINGLE_TAG")
 	if tc.ReadQueueNums <= 0 || tc.WriteQueueNums <= 0 || tc.ReadQueueNums > 1024 || tc.WriteQueueNums > 1024 {
@@ -58,7 +58,7 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, err := req.ExtFields.String("topic")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if !record.TopicSendable(topic) || topic == DefaultTopic || topic == ScheduleTopic {
 		return responsef(remoting.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
@@ -121,23 +121,23 @@ func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting
 	ext := req.ExtFields
 	topic, err := ext.String("topic")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	key, err := ext.String("key")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	maxNum, err := ext.OptInt32("maxNum", 32)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	begin, err := ext.OptInt64("beginTimestamp", 0)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	end, err := ext.OptInt64("endTimestamp", 1<<62)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if maxNum <= 0 {
 		maxNum = 32
@@ -161,7 +161,7 @@ func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting
 func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	off, err := req.ExtFields.Int64("offset")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	raw, err := b.store.ReadRecord(off)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	hb, err := DecodeHeartbeat(req.Body)
 	if err != nil {
-		return remoting.NewResponse(remoting.RespSystemError, err.Error()), nil
+		return nil, remoting.NewBadRequest("%v", err)
 	}
 	for _, cd := range hb.ConsumerDataSet {
 		if cd.MessageModel == Broadcasting || cd.GroupName == "" {
@@ -32,7 +32,7 @@ func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting
 func (b *Broker) unregisterClient(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	id, err := req.ExtFields.String("clientID")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	changed := b.clients.unregister(id, req.ExtFields.OptString("producerGroup", ""), req.ExtFields.OptString("consumerGroup", ""))
 	b.notifyConsumerIDsChanged(changed)

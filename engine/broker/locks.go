@@ -79,7 +79,7 @@ func (t *lockTable) unlock(group, clientID string, mqs []MessageQueue) {
 func (b *Broker) lockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	var body lockBatchBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
-		return responsef(remoting.RespSystemError, "bad lock body: %v", err), nil
+		return nil, remoting.NewBadRequest("bad lock body: %v", err)
 	}
 	locked := b.locks.lock(body.ConsumerGroup, body.ClientID, body.MQSet, time.Now())
 	out, err := json.Marshal(struct {
@@ -97,7 +97,7 @@ func (b *Broker) lockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.
 func (b *Broker) unlockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	var body lockBatchBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
-		return responsef(remoting.RespSystemError, "bad unlock body: %v", err), nil
+		return nil, remoting.NewBadRequest("bad unlock body: %v", err)
 	}
 	b.locks.unlock(body.ConsumerGroup, body.ClientID, body.MQSet)
 	return success(), nil

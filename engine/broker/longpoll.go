@@ -111,7 +111,7 @@ func (h *holdTable) fire(hp *heldPull, why wake) {
 // pull is held again from the next offset until its deadline, as Java's
 // PullRequestHoldService does by checking the new unit's tags code.
 func (h *holdTable) answer(hp *heldPull, why wake) {
-	resp, _ := h.b.pull(hp.req, false)
+	resp, _ := h.b.pull(hp.conn, hp.req, false)
 	if why == wakeArrival && resp.Code == remoting.RespPullRetryImmediately && time.Until(hp.deadline) > 0 {
 		if next, err := resp.ExtFields.Int64("nextBeginOffset"); err == nil && next > hp.offset {
 			hp.req.ExtFields.SetInt64("queueOffset", next) // the request is ours until answered

@@ -15,23 +15,23 @@ import (
 // in %RETRY%<group> after the delay of its level (3 + reconsume times when
 // the consumer leaves the level to the broker), or in %DLQ%<group> once it
 // was reconsumed maxReconsumeTimes times or the level is negative.
-func (b *Broker) consumerSendMsgBack(ctx context.Context, req *remoting.Command) *remoting.Command {
+func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	ext := req.ExtFields
 	group, err := ext.String("group")
 	if err != nil {
-		return errorResponse(err)
+		return conn.BadRequest(req, err)
 	}
 	offset, err := ext.Int64("offset")
 	if err != nil {
-		return errorResponse(err)
+		return conn.BadRequest(req, err)
 	}
 	delayLevel, err := ext.OptInt32("delayLevel", 0)
 	if err != nil {
-		return errorResponse(err)
+		return conn.BadRequest(req, err)
 	}
 	maxTimes, err := ext.OptInt32("maxReconsumeTimes", -1)
 	if err != nil {
-		return errorResponse(err)
+		return conn.BadRequest(req, err)
 	}
 	if maxTimes < 0 {
 		maxTimes = b.cfg.MaxReconsumeTimes

@@ -15,7 +15,7 @@ import (
 func (b *Broker) queryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	group, topic, queueID, err := groupTopicQueue(req.ExtFields)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	off, ok := b.store.ConsumerOffset(group, topic, queueID)
 	if !ok || off < 0 {
@@ -31,11 +31,11 @@ func (b *Broker) queryConsumerOffset(_ context.Context, _ *remoting.Conn, req *r
 func (b *Broker) updateConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	group, topic, queueID, err := groupTopicQueue(req.ExtFields)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	off, err := req.ExtFields.Int64("commitOffset")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	if off >= 0 {
 		b.store.CommitConsumerOffset(group, topic, queueID, off)
@@ -66,7 +66,7 @@ func topicQueue(ext remoting.ExtFields) (topic string, queueID int32, err error)
 func (b *Broker) getMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	resp := success()
 	resp.Ext().SetInt64("offset", b.store.MaxOffset(topic, queueID))
@@ -77,7 +77,7 @@ func (b *Broker) getMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting
 func (b *Broker) getMinOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	resp := success()
 	resp.Ext().SetInt64("offset", b.store.MinOffset(topic, queueID))
@@ -88,11 +88,11 @@ func (b *Broker) getMinOffset(_ context.Context, _ *remoting.Conn, req *remoting
 func (b *Broker) searchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	ts, err := req.ExtFields.Int64("timestamp")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	resp := success()
 	resp.Ext().SetInt64("offset", b.store.OffsetByTime(topic, queueID, ts))
@@ -104,7 +104,7 @@ func (b *Broker) searchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, re
 func (b *Broker) getEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	ts, err := b.store.EarliestMessageTime(topic, queueID)
 	if err != nil {
@@ -121,7 +121,7 @@ func (b *Broker) getEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn, re
 func (b *Broker) getConsumerList(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	group, err := req.ExtFields.String("consumerGroup")
 	if err != nil {
-		return errorResponse(err), nil
+		return nil, err
 	}
 	ids := b.clients.members(group)
 	if len(ids) == 0 {

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -65,14 +64,11 @@ func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
 	}), ex)
 }
 
-// errorResponse answers a handler error: malformed ext fields are
-// INVALID_PARAMETER, anything else SYSTEM_ERROR.
-func errorResponse(err error) *remoting.Command {
-	if errors.Is(err, remoting.ErrMissingField) || errors.Is(err, remoting.ErrMalformedField) {
-		return remoting.NewResponse(remoting.RespInvalidParameter, err.Error())
-	}
-	return remoting.NewResponse(remoting.RespSystemError, err.Error())
-}
+// Handlers return (nil, err) for a missing or malformed custom field (a
+// *remoting.FieldError) or an undecodable body (remoting.NewBadRequest):
+// the remoting layer answers SYSTEM_ERROR with Java's remark ("the custom
+// field <topic> is null"), counts it and logs it rate-limited. Handlers
+// that reply later use conn.BadRequest for the same answer.
 
 func success() *remoting.Command { return remoting.NewResponse(remoting.RespSuccess, "") }
 

@@ -83,7 +83,7 @@ func echoPullOffset(resp *remoting.Command, req *remoting.Command) {
 
 // pullMessage is the PULL_MESSAGE (11) processor.
 func (b *Broker) pullMessage(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	resp, hold := b.pull(req, true)
+	resp, hold := b.pull(conn, req, true)
 	if hold == nil {
 		return resp, nil
 	}
@@ -95,10 +95,10 @@ func (b *Broker) pullMessage(_ context.Context, conn *remoting.Conn, req *remoti
 // pull serves a pull. With allowSuspend (the first attempt) it also commits
 // the piggy-backed offset and, when nothing is there and the consumer allows
 // it, returns a heldPull instead of a response (long polling).
-func (b *Broker) pull(req *remoting.Command, allowSuspend bool) (*remoting.Command, *heldPull) {
+func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) (*remoting.Command, *heldPull) {
 	p, err := parsePullHeader(req.ExtFields)
 	if err != nil {
-		resp := errorResponse(err)
+		resp := conn.BadRequest(req, err)
 		echoPullOffset(resp, req)
 		return resp, nil
 	}

@@ -60,7 +60,7 @@ func TestPullCodes(t *testing.T) {
 	// Malformed header: still a nextBeginOffset.
 	bad := pullExt("g", "T", 0, 3, 32, 0, 0)
 	delete(bad, "topic")
-	check("malformed", e.call(remoting.ReqPullMessage, bad, nil), remoting.RespInvalidParameter, 3)
+	check("malformed", e.call(remoting.ReqPullMessage, bad, nil), remoting.RespSystemError, 3)
 }
 
 func TestPullCommitsPiggyBackedOffset(t *testing.T) {
@@ -100,7 +100,7 @@ func TestConsumerOffsets(t *testing.T) {
 		t.Fatalf("offset %d", got)
 	}
 	delete(upd, "commitOffset")
-	wantCode(t, "update without offset", e.call(remoting.ReqUpdateConsumerOffset, upd, nil), remoting.RespInvalidParameter)
+	wantCode(t, "update without offset", e.call(remoting.ReqUpdateConsumerOffset, upd, nil), remoting.RespSystemError)
 }
 
 // asyncPull issues a pull and returns a channel with its answer.

@@ -24,7 +24,7 @@ const (
 func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
-		return errorResponse(err)
+		return conn.BadRequest(req, err)
 	}
 	m := &record.Message{
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
@@ -76,7 +76,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
-		return errorResponse(err)
+		return conn.BadRequest(req, err)
 	}
 	if isRetryTopic(h.Topic) {
 		return responsef(remoting.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)

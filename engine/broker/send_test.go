@@ -142,7 +142,7 @@ func TestSendErrors(t *testing.T) {
 	t.Run("missing header field", func(t *testing.T) {
 		ext := sendHeader("T", 0, "").ExtFields(true)
 		delete(ext, "b")
-		wantCode(t, "no topic", e.call(remoting.ReqSendMessageV2, ext, []byte("x")), remoting.RespInvalidParameter)
+		wantCode(t, "no topic", e.call(remoting.ReqSendMessageV2, ext, []byte("x")), remoting.RespSystemError)
 	})
 	t.Run("transaction half message", func(t *testing.T) {
 		h := sendHeader("T", 0, "")

@@ -177,7 +177,7 @@ func (b *Broker) processSend(ctx context.Context, conn *remoting.Conn, req *remo
 	case remoting.ReqSendBatchMessage:
 		return b.sendBatch(ctx, conn, req)
 	case remoting.ReqConsumerSendMsgBack:
-		return b.consumerSendMsgBack(ctx, req)
+		return b.consumerSendMsgBack(ctx, conn, req)
 	default:
 		return b.sendMessage(ctx, conn, req)
 	}

@@ -3,7 +3,6 @@ package namesrv
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"hash/crc32"
 	"time"
 
@@ -53,7 +52,7 @@ func bodyCRC32(b []byte) int32 { return int32(crc32.ChecksumIEEE(b) & 0x7FFFFFFF
 func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	h, err := parseRegisterBrokerHeader(req.ExtFields)
 	if err != nil {
-		return errResponse(err), nil
+		return nil, err
 	}
 	if h.bodyCrc32 != 0 && bodyCRC32(req.Body) != h.bodyCrc32 {
 		s.log.Warn("namesrv: register body crc32 mismatch", "broker", h.brokerAddr)
@@ -71,8 +70,7 @@ func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *rem
 			err = json.Unmarshal(fixed, &body.TopicConfigSerializeWrapper)
 		}
 		if err != nil {
-			s.log.Warn("namesrv: malformed register body", "broker", h.brokerAddr, "err", err)
-			return remoting.NewResponse(remoting.RespSystemError, fmt.Sprintf("%v: register broker: %v", ErrMalformedBody, err)), nil
+			return nil, remoting.NewBadRequest("%v: register broker: %v", ErrMalformedBody, err)
 		}
 	}
 	timeout := s.cfg.BrokerTimeout
@@ -101,7 +99,7 @@ func (s *Server) unregisterBroker(_ context.Context, _ *remoting.Conn, req *remo
 	cluster, err3 := ext.String("clusterName")
 	for _, err := range []error{err1, err2, err3} {
 		if err != nil {
-			return errResponse(err), nil
+			return nil, err
 		}
 	}
 	s.routes.unregister(cluster, addr, name)
@@ -122,7 +120,7 @@ func standardJSON(req *remoting.Command) bool {
 func (s *Server) getRouteInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, err := req.ExtFields.String("topic")
 	if err != nil {
-		return errResponse(err), nil
+		return nil, err
 	}
 	rd, ok := s.routes.topicRoute(topic)
 	if !ok {
@@ -157,7 +155,7 @@ func (s *Server) getAllTopicList(_ context.Context, _ *remoting.Conn, _ *remotin
 func (s *Server) getTopicsByCluster(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	cluster, err := req.ExtFields.String("cluster")
 	if err != nil {
-		return errResponse(err), nil
+		return nil, err
 	}
 	return topicListResponse(s.routes.topicsByCluster(cluster)), nil
 }
@@ -165,7 +163,7 @@ func (s *Server) getTopicsByCluster(_ context.Context, _ *remoting.Conn, req *re
 func (s *Server) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, err := req.ExtFields.String("topic")
 	if err != nil {
-		return errResponse(err), nil
+		return nil, err
 	}
 	s.routes.deleteTopic(topic, req.ExtFields.OptString("clusterName", ""))
 	return remoting.NewResponse(remoting.RespSuccess, ""), nil
@@ -176,12 +174,12 @@ func (s *Server) queryDataVersion(_ context.Context, _ *remoting.Conn, req *remo
 	cluster, err2 := req.ExtFields.String("clusterName")
 	for _, err := range []error{err1, err2} {
 		if err != nil {
-			return errResponse(err), nil
+			return nil, err
 		}
 	}
 	var dv DataVersion
 	if err := json.Unmarshal(req.Body, &dv); err != nil {
-		return remoting.NewResponse(remoting.RespSystemError, fmt.Sprintf("%v: data version: %v", ErrMalformedBody, err)), nil
+		return nil, remoting.NewBadRequest("%v: data version: %v", ErrMalformedBody, err)
 	}
 	current, known := s.routes.dataVersion(cluster, addr)
 	s.routes.touch(cluster, addr, s.now())
@@ -198,7 +196,7 @@ func (s *Server) brokerHeartbeat(_ context.Context, _ *remoting.Conn, req *remot
 	cluster, err2 := req.ExtFields.String("clusterName")
 	for _, err := range []error{err1, err2} {
 		if err != nil {
-			return errResponse(err), nil
+			return nil, err
 		}
 	}
 	s.routes.touch(cluster, addr, s.now())

@@ -2,7 +2,6 @@ package namesrv
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -92,7 +91,7 @@ func New(cfg Config) *Server {
 	} {
 		s.rs.RegisterProcessor(code, fn, def)
 	}
-	s.rs.RegisterDefaultProcessor(remoting.ProcessorFunc(notSupported), def)
+	s.rs.RegisterDefaultProcessor(remoting.NotSupported, def)
 	s.rs.OnConnClose(s.connClosed)
 	return s
 }
@@ -161,16 +160,7 @@ func (s *Server) connClosed(c *remoting.Conn) {
 	}
 }
 
-func notSupported(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	return remoting.NewResponse(remoting.RespRequestCodeNotSupported,
-		"request code "+remoting.RequestCodeName(req.Code)+" not supported by the name server"), nil
-}
-
-// errResponse turns a request error into SYSTEM_ERROR with the error as remark.
-func errResponse(err error) *remoting.Command {
-	var fe *remoting.FieldError
-	if errors.As(err, &fe) {
-		return remoting.NewResponse(remoting.RespSystemError, fe.Error())
-	}
-	return remoting.NewResponse(remoting.RespSystemError, err.Error())
-}
+// Stats returns the name server's bad-input counters (requests answered
+// with an error because of what they carried, connections closed on
+// framing errors).
+func (s *Server) Stats() remoting.ServerStats { return s.rs.Stats() }

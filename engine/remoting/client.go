@@ -81,6 +81,7 @@ func NewClient(cfg ClientConfig) *Client {
 		writeTimeout:  cfg.WriteTimeout,
 		serializeType: cfg.SerializeType,
 		logger:        log,
+		badInput:      newBadInputLog(log, 0),
 	}
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	cl.mu.conns = make(map[string]*dialEntry)

@@ -24,7 +24,16 @@ type Command struct {
 	SerializeType SerializeType
 
 	token *inflightToken // set on requests dispatched by a Conn; released by the reply
+
+	// headerErr is set by the JSON decoder when the header is a JSON object
+	// but a member has a value of the wrong type (ErrBadHeaderField): the
+	// request is answered SYSTEM_ERROR instead of dispatched.
+	headerErr error
 }
+
+// HeaderErr reports a header member of the wrong type (wrapping
+// ErrBadHeaderField), or nil. The other fields hold what could be decoded.
+func (c *Command) HeaderErr() error { return c.headerErr }
 
 var opaqueCounter atomic.Int32
 

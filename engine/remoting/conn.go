@@ -22,6 +22,7 @@ type connOptions struct {
 	writeTimeout  time.Duration
 	serializeType SerializeType
 	logger        *slog.Logger
+	badInput      *badInputLog // counts and rate-limits logs of bad input
 }
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
@@ -192,6 +193,14 @@ func (c *Conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		if cmd.headerErr != nil {
+			if cmd.IsResponse() {
+				c.completeErr(cmd.Opaque, cmd.headerErr)
+			} else {
+				c.answerBadHeader(cmd) // well framed: answered, the connection stays
+			}
+			continue
+		}
 		if cmd.IsResponse() {
 			c.complete(cmd)
 			continue
@@ -208,7 +217,9 @@ func (c *Conn) readFailed(err error) {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.log.Info("remoting: closing idle connection", "idle", c.opts.idleTimeout)
 	case isProtocolError(err), errors.Is(err, io.ErrUnexpectedEOF):
-		c.log.Warn("remoting: closing connection on bad input", "err", err)
+		if c.opts.badInput != nil {
+			c.opts.badInput.noteClose(c, err) // counted; logged once per interval per host
+		}
 	default:
 		c.log.Info("remoting: connection read failed", "err", err)
 	}
@@ -236,6 +247,20 @@ func (c *Conn) complete(resp *Command) {
 		return
 	}
 	cl.finish(resp, nil)
+}
+
+// completeErr fails the call waiting for opaque with err (a response whose
+// header could not be read as one).
+func (c *Conn) completeErr(opaque int32, err error) {
+	c.mu.Lock()
+	cl := c.mu.pending[opaque]
+	delete(c.mu.pending, opaque)
+	c.mu.Unlock()
+	if cl == nil {
+		c.log.Debug("remoting: dropping bad response nobody waits for", "opaque", opaque, "err", err)
+		return
+	}
+	cl.finish(nil, err)
 }
 
 // register records a pending call; start runs under the lock once it is recorded.
@@ -416,6 +441,8 @@ func (c *Conn) runProcessor(p Processor, req *Command) {
 	switch {
 	case errors.Is(err, ErrReplyLater):
 		return
+	case IsBadRequest(err):
+		resp = c.BadRequest(req, err)
 	case err != nil:
 		c.log.Debug("remoting: processor failed", "code", req.Code, "err", err)
 		resp = NewResponse(RespSystemError, err.Error())

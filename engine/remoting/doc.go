@@ -17,9 +17,11 @@
 // byte: 0 = JSON, 1 = ROCKETMQ (binary). A frame whose 4+length exceeds the
 // configured maximum (16 MiB by default, as Netty's LengthFieldBasedFrameDecoder
 // in the Java broker), whose length is below 4, whose hdrLen exceeds length-4,
-// whose serialize type is unknown, or whose header does not decode, is a
-// protocol error: the connection is closed (the opaque of a frame whose header
-// cannot be read is unknown, so no error response is possible).
+// whose serialize type is unknown, or whose header is not a JSON object or a
+// well-formed ROCKETMQ header, is a protocol error: the connection is closed
+// (the opaque of a frame whose header cannot be read is unknown, so no error
+// response is possible). Anything else wrong with a well-framed request is
+// answered with its opaque and the connection stays up (see badinput.go).
 //
 // # JSON header
 //
@@ -29,11 +31,15 @@
 //	{"code":105,"extFields":{"topic":"T"},"flag":0,"language":"JAVA","opaque":0,
 //	 "serializeTypeCurrentRPC":"JSON","version":453}
 //
-// remark and extFields are omitted when empty. Every extFields value is a JSON
-// string (the Go client rejects a header with a numeric ext value). The
-// decoder accepts what encoding/json would accept for the same struct (field
-// names case-insensitively, null as "leave unchanged", unknown fields skipped),
-// and any JSON value as language.
+// remark and extFields are omitted when empty. Every extFields value is
+// written as a JSON string (the Go client rejects a header with a numeric ext
+// value). The decoder reads what other clients write, as the Java broker
+// does: extFields values that are strings, numbers (kept as their literal
+// text: "readQueueNums":8 reads as "8"), booleans ("true"/"false") or null
+// (absent); integers as numbers or numeric strings; member names
+// case-insensitively; unknown members skipped; any JSON value as language.
+// A member of the wrong type (an object as code, an array as an ext value)
+// is answered SYSTEM_ERROR naming the member.
 //
 // # ROCKETMQ binary header
 //

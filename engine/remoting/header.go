@@ -65,8 +65,9 @@ func CompactSendHeaderV2(ext ExtFields) ExtFields {
 
 // sendHeaderLookup finds a field under its long or short name.
 type sendHeaderLookup struct {
-	ext ExtFields
-	err error
+	ext   ExtFields
+	err   error
+	short bool // the header uses the V2 short names: missing fields are reported by those
 }
 
 func (l *sendHeaderLookup) raw(i int) (key, val string, ok bool) {
@@ -81,6 +82,9 @@ func (l *sendHeaderLookup) raw(i int) (key, val string, ok bool) {
 		if v, ok := l.ext["brokerName"]; ok {
 			return "brokerName", v, true
 		}
+	}
+	if l.short {
+		return n.short, "", false
 	}
 	return n.long, "", false
 }
@@ -121,9 +125,18 @@ func (l *sendHeaderLookup) bool(i int) bool {
 }
 
 // ParseSendMessageHeader decodes a send header written with long or short keys.
-// The first missing required field or malformed value is returned as a *FieldError.
+// The first missing required field or malformed value is returned as a
+// *FieldError, named as the header spells its fields (a header with any of
+// the short keys a..h is taken for SendMessageRequestHeaderV2: a missing
+// topic is "b").
 func ParseSendMessageHeader(ext ExtFields) (SendMessageHeader, error) {
 	l := sendHeaderLookup{ext: ext}
+	for _, n := range sendHeaderV2Names[:8] {
+		if _, ok := ext[n.short]; ok {
+			l.short = true
+			break
+		}
+	}
 	h := SendMessageHeader{
 		ProducerGroup:         l.str(0, true),
 		Topic:                 l.str(1, true),

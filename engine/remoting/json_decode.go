@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -11,13 +12,22 @@ import (
 // matches encoding/json's limit.
 const maxJSONDepth = 10000
 
-// jsonDecoder is a single-pass decoder for the JSON header. It accepts exactly
-// what encoding/json accepts when decoding into the header struct (the fuzz
-// test checks this against encoding/json), except that a top-level null is an
-// error rather than an empty header.
+// jsonDecoder is a single-pass decoder for the JSON header. Syntax is
+// checked as strictly as encoding/json does: anything that is not one JSON
+// object is ErrMalformedHeader (a framing error). Inside the object it reads
+// members the way the Java broker's fastjson does, which is what other
+// clients rely on: member names matched case-insensitively, unknown members
+// skipped, a repeated member overriding (extFields merging), null leaving a
+// field unchanged, integers given as numbers or numeric strings, extFields
+// values given as strings, numbers (kept as their literal text), booleans
+// or null (absent). A member whose value has a type that cannot be read
+// into its field is recorded as the command's HeaderErr (ErrBadHeaderField):
+// the request is answered, not the connection closed. The fuzz test checks
+// the decoder against a model built on encoding/json.
 type jsonDecoder struct {
-	data []byte
-	pos  int
+	data     []byte
+	pos      int
+	fieldErr error // first member of the wrong type (the object itself is valid)
 }
 
 func decodeJSONHeader(data []byte, c *Command) error {
@@ -34,6 +44,7 @@ func decodeJSONHeader(data []byte, c *Command) error {
 	if d.pos != len(d.data) {
 		return d.errorf("data after the header object")
 	}
+	c.headerErr = d.fieldErr
 	return nil
 }
 
@@ -104,15 +115,15 @@ func (d *jsonDecoder) headerObject(c *Command) error {
 		}
 		switch f := matchHeaderField(key); f {
 		case fieldCode:
-			err = d.int32Field(&c.Code)
+			err = d.int32Field("code", &c.Code)
 		case fieldVersion:
-			err = d.int32Field(&c.Version)
+			err = d.int32Field("version", &c.Version)
 		case fieldOpaque:
-			err = d.int32Field(&c.Opaque)
+			err = d.int32Field("opaque", &c.Opaque)
 		case fieldFlag:
-			err = d.int32Field(&c.Flag)
+			err = d.int32Field("flag", &c.Flag)
 		case fieldRemark:
-			err = d.stringField(&c.Remark)
+			err = d.stringField("remark", &c.Remark)
 		case fieldLanguage:
 			err = d.languageField(&c.Language)
 		case fieldExtFields:
@@ -145,8 +156,35 @@ func (d *jsonDecoder) literal(lit string) error {
 	return nil
 }
 
-// int32Field decodes a JSON integer into *dst; null leaves it unchanged.
-func (d *jsonDecoder) int32Field(dst *int32) error {
+// badField records the first header member of the wrong type; decoding
+// goes on, so the command keeps its opaque and is answered.
+func (d *jsonDecoder) badField(format string, args ...any) {
+	if d.fieldErr == nil {
+		d.fieldErr = &BadRequestError{Remark: fmt.Sprintf(format, args...), kind: ErrBadHeaderField}
+	}
+}
+
+// valueKind names the JSON value starting at the next byte, for remarks.
+func valueKind(b byte) string {
+	switch {
+	case b == '"':
+		return "a string"
+	case b == '{':
+		return "an object"
+	case b == '[':
+		return "an array"
+	case b == 't' || b == 'f':
+		return "a boolean"
+	case b == 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// int32Field decodes an integer into *dst: a JSON number or a string
+// holding a decimal integer (fastjson reads both). null leaves it unchanged;
+// any other value, or one out of the int32 range, is a bad field.
+func (d *jsonDecoder) int32Field(name string, dst *int32) error {
 	switch b := d.peek(); {
 	case b == 'n':
 		return d.literal("null")
@@ -158,27 +196,64 @@ func (d *jsonDecoder) int32Field(dst *int32) error {
 		}
 		n, ok := parseJSONInt(d.data[start:d.pos], 1<<31)
 		if !isInt || !ok {
-			return d.errorf("number %q is not an int32", d.data[start:d.pos])
+			d.badField("the header field <%s> is not an int32: %s", name, d.data[start:d.pos])
+			return nil
+		}
+		*dst = int32(n)
+		return nil
+	case b == '"':
+		s, err := d.str()
+		if err != nil {
+			return err
+		}
+		n, perr := strconv.ParseInt(s, 10, 32)
+		if perr != nil {
+			d.badField("the header field <%s> is not an int32: %q", name, s)
+			return nil
 		}
 		*dst = int32(n)
 		return nil
 	default:
-		return d.errorf("expected a number")
+		d.badField("the header field <%s> is %s, not an int32", name, valueKind(b))
+		return d.skipValue(1)
 	}
 }
 
-// stringField decodes a JSON string into *dst; null leaves it unchanged.
-func (d *jsonDecoder) stringField(dst *string) error {
-	switch d.peek() {
-	case 'n':
-		return d.literal("null")
-	case '"':
+// scalarText decodes a string, number or boolean as text: a string
+// unescaped, a number as its literal, a boolean as "true"/"false". ok is
+// false (and nothing consumed) for null, an object or an array.
+func (d *jsonDecoder) scalarText() (text string, ok bool, err error) {
+	switch b := d.peek(); {
+	case b == '"':
 		s, err := d.str()
+		return s, true, err
+	case b == 't':
+		return "true", true, d.literal("true")
+	case b == 'f':
+		return "false", true, d.literal("false")
+	case b == '-' || (b >= '0' && b <= '9'):
+		start := d.pos
+		if _, err := d.number(); err != nil {
+			return "", false, err
+		}
+		return string(d.data[start:d.pos]), true, nil
+	}
+	return "", false, nil
+}
+
+// stringField decodes remark: a string, or a number or boolean as its
+// text; null leaves it unchanged; an object or array is a bad field.
+func (d *jsonDecoder) stringField(name string, dst *string) error {
+	if d.peek() == 'n' {
+		return d.literal("null")
+	}
+	s, ok, err := d.scalarText()
+	if err != nil || ok {
 		*dst = s
 		return err
-	default:
-		return d.errorf("expected a string")
 	}
+	d.badField("the header field <%s> is %s, not a string", name, valueKind(d.peek()))
+	return d.skipValue(1)
 }
 
 // languageField accepts any JSON value: a name, a number, or anything else
@@ -209,17 +284,23 @@ func (d *jsonDecoder) languageField(dst *Language) error {
 	}
 }
 
-// extFields decodes the extFields object, merging into c.ExtFields as
-// encoding/json does; null sets it to nil and a null member value to "".
+// extFields decodes the extFields object, merging into c.ExtFields (a
+// repeated extFields member adds to the first); null sets it to nil.
+// Values are read as other clients write them: a string as itself, a
+// number as its literal text ("readQueueNums":8 is "8"), a boolean as
+// "true"/"false", and null as absent (Java's extFields.get returns null).
+// An object or array value, or an extFields that is not an object, is a
+// bad field.
 func (d *jsonDecoder) extFields(c *Command) error {
-	switch d.peek() {
+	switch b := d.peek(); b {
 	case 'n':
 		c.ExtFields = nil
 		return d.literal("null")
 	case '{':
 		d.pos++
 	default:
-		return d.errorf("extFields is not an object")
+		d.badField("the header field <extFields> is %s, not an object", valueKind(b))
+		return d.skipValue(1)
 	}
 	if c.ExtFields == nil {
 		c.ExtFields = make(ExtFields, 16)
@@ -236,20 +317,27 @@ func (d *jsonDecoder) extFields(c *Command) error {
 		if err := d.colon(); err != nil {
 			return err
 		}
-		var val string
-		switch d.peek() {
-		case '"':
-			if val, err = d.str(); err != nil {
+		switch b := d.peek(); b {
+		case 'n':
+			if err := d.literal("null"); err != nil {
 				return err
 			}
-		case 'n':
-			if err = d.literal("null"); err != nil {
+			delete(c.ExtFields, key)
+		case '{', '[':
+			d.badField("the custom field <%s> is %s, not a string, number or boolean", key, valueKind(b))
+			if err := d.skipValue(2); err != nil {
 				return err
 			}
 		default:
-			return d.errorf("extFields value for %q is not a string", key)
+			val, ok, err := d.scalarText()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return d.errorf("invalid character starting a value")
+			}
+			c.ExtFields[key] = val
 		}
-		c.ExtFields[key] = val
 		d.skipWS()
 		switch d.peek() {
 		case ',':

@@ -22,6 +22,9 @@ type ServerConfig struct {
 	DefaultExecutor    ExecutorConfig
 	SerializeType      SerializeType // header encoding of everything the server writes
 	Logger             *slog.Logger  // nil = slog.Default()
+	// BadInputLogInterval rate-limits the logging of bad input per remote
+	// host: the first occurrence, then a count per interval (0 = 10 s).
+	BadInputLogInterval time.Duration
 	// TLS is the port's TLS mode and certificates (zero value: disabled,
 	// plaintext only); see TLSConfig.
 	TLS TLSConfig
@@ -74,6 +77,7 @@ type Server struct {
 
 	ln         net.Listener
 	acceptDone chan struct{}
+	badStop    chan struct{} // stops the bad-input log flusher
 	connWG     sync.WaitGroup
 	active     activeCounter
 
@@ -99,16 +103,29 @@ func NewServer(cfg ServerConfig) *Server {
 		writeTimeout:  cfg.WriteTimeout,
 		serializeType: cfg.SerializeType,
 		logger:        s.log,
+		badInput:      newBadInputLog(s.log, cfg.BadInputLogInterval),
 	}
+	s.badStop = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.conns = make(map[*Conn]struct{})
 	s.defaultProc = processorEntry{proc: ProcessorFunc(notSupported), exec: s.NewExecutor("default", cfg.DefaultExecutor)}
 	return s
 }
 
-func notSupported(_ context.Context, _ *Conn, req *Command) (*Command, error) {
-	return NewResponse(RespRequestCodeNotSupported, fmt.Sprintf("request code %d not supported", req.Code)), nil
+// notSupported answers a code nobody handles as Java does, and counts it as
+// bad input.
+func notSupported(_ context.Context, c *Conn, req *Command) (*Command, error) {
+	remark := fmt.Sprintf("request type %d not supported", req.Code)
+	c.noteBadRequest(req, errors.New(remark))
+	return NewResponse(RespRequestCodeNotSupported, remark), nil
 }
+
+// NotSupported is the processor of codes without one: REQUEST_CODE_NOT_SUPPORTED,
+// counted as bad input (for a RegisterDefaultProcessor that falls back to it).
+var NotSupported Processor = ProcessorFunc(notSupported)
+
+// Stats returns the server's bad-input counters.
+func (s *Server) Stats() ServerStats { return s.opts.badInput.stats() }
 
 // NewExecutor creates a worker pool owned by the server, for RegisterProcessor.
 // Several codes may share one (Java shares the send pool among 10/310/320).
@@ -160,6 +177,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.acceptDone = make(chan struct{})
 	go s.acceptLoop()
+	go s.opts.badInput.run(s.badStop)
 	s.log.Info("remoting: server listening", "addr", ln.Addr().String(), "tls", s.tlsMode())
 	return nil
 }
@@ -268,6 +286,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.ln != nil {
 		_ = s.ln.Close()
 		<-s.acceptDone
+		close(s.badStop)
 	}
 	idle := s.active.drain()
 	s.cancel()
