@@ -14,7 +14,7 @@
 //	      0 physicMsgTimestamp   8 logicsMsgTimestamp   16 indexMsgTimestamp
 //	     24 masterFlushedOffset 32 confirmPhyOffset     (rest zero)
 //	  abort                                   the PID while open; removed by a clean Close
-//	  lock                                    flock'ed while open ("lock")
+//	  lock                                    locked while open (fcntl, byte 0)
 //	  config/topics.json                      {"dataVersion":{...},"topicConfigTable":{"T":{...}}}
 //	  config/consumerOffset.json              {"dataVersion":{...},"offsetTable":{"topic@group":{"0":12}}}
 //	  config/*.bak                            the previous version of each JSON file

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -24,6 +25,7 @@ import (
 type Store struct {
 	cfg         Config
 	log         *commitlog.Log
+	host        netip.AddrPort // the commit log's STOREHOST, set when it opens
 	cq          *consumequeue.Store
 	idx         *index.Service // nil without MessageIndexEnable
 	cache       *iopath.BlockCache
@@ -31,7 +33,7 @@ type Store struct {
 	topics      *topicManager
 	offsets     *offsetManager
 	ckpt        *checkpointFile
-	lock        *os.File
+	lock        *dirLock
 	recovery    RecoveryReport
 	totalMem    int64
 	delayLevels []time.Duration
@@ -98,7 +100,7 @@ func Open(cfg Config) (*Store, error) {
 func (s *Store) open() error {
 	cfg, fsys := s.cfg, s.cfg.FS
 	var err error
-	if s.lock, err = lockFile(filepath.Join(cfg.Root, "lock")); err != nil {
+	if s.lock, err = lockDir(filepath.Join(cfg.Root, "lock")); err != nil {
 		return err
 	}
 	if s.topics, err = loadTopics(fsys, cfg.Root); err != nil {

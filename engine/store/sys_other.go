@@ -7,7 +7,8 @@ import (
 	"os"
 )
 
-// lockFile only creates the lock file where flock is unavailable.
+// lockFile only creates the lock file where record locks are unavailable;
+// dirLock's registry still excludes a second open in this process.
 func lockFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

@@ -13,17 +13,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes an exclusive, non-blocking flock on path (RocketMQ locks
-// byte 0 of <root>/lock) and writes "lock" into it. The lock goes with the
-// process, so a killed broker never leaves it held.
+// lockFile opens path and takes a non-blocking POSIX write lock on its byte
+// 0 (see dirLock for why not flock), then writes "lock" into it. The lock
+// goes with the process, so a killed broker never leaves it held.
 func lockFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("store: open lock file: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
 		}
 		return nil, fmt.Errorf("store: lock %s: %w", path, err)
