@@ -82,7 +82,7 @@ func (a storeAdapter) PutBatch(ctx context.Context, ms []*record.Message) (PutRe
 	if !out.Status.Stored() {
 		return out, err
 	}
-	ids := strings.Split(res.MsgID, ",")
+	ids := strings.Split(res.MsgID(), ",")
 	out.PhysOffsets = make([]int64, 0, len(ids))
 	for _, id := range ids {
 		_, off, perr := record.ParseOffsetMsgID(id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
@@ -20,20 +21,26 @@ type Result struct {
 	Size       int32
 	// QueueOffset is the record's QUEUEOFFSET field as written.
 	QueueOffset int64
-	// MsgID is the offset message id (store host + physical offset).
-	MsgID string
+	// StoreHost is the STOREHOST written into the record; with PhysOffset
+	// it makes the offset message id (MsgID), built only when asked for.
+	StoreHost netip.AddrPort
 	// StoreTimestamp is the STORETIMESTAMP (ms), stamped under the lock.
 	StoreTimestamp int64
 	// LockHeld is how long this append held the append lock.
 	LockHeld time.Duration
 }
 
+// MsgID is the record's offset message id (store host + physical offset,
+// 32 or 56 hex digits). It allocates; appends do not build it.
+func (r Result) MsgID() string { return record.OffsetMsgID(r.StoreHost, r.PhysOffset) }
+
 // PropertyWait is RocketMQ's WAIT property: "false" means the producer does
 // not wait for the flush policy (RocketMQ PROPERTY_WAIT_STORE_MSG_OK).
 const PropertyWait = "WAIT"
 
-// OSPageCacheBusyTimeout is RocketMQ's osPageCacheBusyTimeOutMills: an append
-// that waited this long for the append lock is refused with OS_PAGE_CACHE_BUSY.
+// OSPageCacheBusyTimeout is RocketMQ's osPageCacheBusyTimeOutMills: while the
+// append lock's holder has held it this long, new appends are refused with
+// OS_PAGE_CACHE_BUSY.
 const OSPageCacheBusyTimeout = time.Second
 
 // Append validates, encodes and appends m with the given QUEUEOFFSET, then
@@ -62,8 +69,9 @@ func (l *Log) Append(ctx context.Context, m *record.Message, queueOffset int64) 
 // each carrying the status, and the error says why durability is unknown.
 func (l *Log) AppendBatch(ctx context.Context, msgs []*record.Message, firstQueueOffset int64, dst []Result) ([]Result, error) {
 	base := len(dst)
-	dst, err := l.AppendBatchNoWait(ctx, msgs, firstQueueOffset, dst)
-	if err != nil || len(dst) == base || !wantsWait(msgs) {
+	wait := wantsWait(msgs)
+	dst, err := l.AppendNoWait(ctx, msgs, firstQueueOffset, dst, wait)
+	if err != nil || len(dst) == base || !wait {
 		return dst, err
 	}
 	last := dst[len(dst)-1]
@@ -94,6 +102,16 @@ func wantsWait(msgs []*record.Message) bool {
 // still runs under the append lock — one flush per append — so Commit then
 // returns at once.
 func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, firstQueueOffset int64, dst []Result) ([]Result, error) {
+	return l.AppendNoWait(ctx, msgs, firstQueueOffset, dst, wantsWait(msgs))
+}
+
+// AppendNoWait is AppendBatchNoWait for a caller that has already read the
+// messages' WAIT properties: waits reports whether any producer waits for
+// durability (under sync it decides whether the flush runs inline). An
+// append that nobody waits for is still flushed: the policy's background
+// flush covers it (RocketMQ's 10 ms GroupCommitService wake-up, the async
+// flusher's own positions).
+func (l *Log) AppendNoWait(ctx context.Context, msgs []*record.Message, firstQueueOffset int64, dst []Result, waits bool) ([]Result, error) {
 	if l.closed.Load() {
 		return dst, statusErr(ServiceNotAvailable, ErrClosed)
 	}
@@ -107,11 +125,12 @@ func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, fir
 	defer l.scratch.Put(bp)
 	buf := (*bp)[:0]
 	base := len(dst)
+	var hostless record.Message // a copy for messages without a store host
 	for i, m := range msgs {
 		if !m.StoreHost.IsValid() {
-			c := *m // never modify the caller's message
-			c.StoreHost = l.cfg.StoreHost
-			m = &c
+			hostless = *m // never modify the caller's message
+			hostless.StoreHost = l.cfg.StoreHost
+			m = &hostless
 		}
 		if err := record.ValidateStored(m, l.cfg.MaxBodySize); err != nil {
 			if errors.Is(err, record.ErrPropertiesTooLong) {
@@ -126,24 +145,23 @@ func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, fir
 			return dst[:base], statusErr(MessageIllegal, err)
 		}
 		// PhysOffset holds the offset within buf until the append places it.
-		dst = append(dst, Result{Size: int32(len(buf) - start), QueueOffset: firstQueueOffset + int64(i), PhysOffset: int64(start)})
+		dst = append(dst, Result{Size: int32(len(buf) - start), QueueOffset: firstQueueOffset + int64(i), PhysOffset: int64(start), StoreHost: m.StoreHost})
 	}
 	*bp = buf
 	if int64(len(buf))+record.BlankMinLen > l.cfg.SegmentSize {
 		return dst[:base], statusErr(MessageIllegal, fmt.Errorf("commitlog: %d-byte batch does not fit a %d-byte segment", len(buf), l.cfg.SegmentSize))
 	}
-	inline := l.cfg.Flush.Kind == flush.Sync && wantsWait(msgs)
+	inline := l.cfg.Flush.Kind == flush.Sync && waits
 
-	t0 := nanotime()
-	l.mu.Lock()
-	t1 := nanotime()
-	if waited := time.Duration(t1 - t0); l.cfg.BusyTimeout > 0 && waited > l.cfg.BusyTimeout {
-		l.mu.Unlock()
+	if held := l.LockHeldFor(); l.cfg.BusyTimeout > 0 && held > l.cfg.BusyTimeout {
 		l.st.busyRefused.Add(1)
-		return dst[:base], statusErr(OSPageCacheBusy, fmt.Errorf("commitlog: waited %v for the append lock", waited))
+		return dst[:base], statusErr(OSPageCacheBusy, fmt.Errorf("commitlog: the append lock has been held for %v", held))
 	}
+	l.mu.Lock()
+	now := time.Now() // one clock read for the lock timing and STORETIMESTAMP
+	t1 := int64(now.Sub(epoch)) + 1
 	l.beginInLock.Store(t1)
-	storeTS := time.Now().UnixMilli()
+	storeTS := now.UnixMilli()
 	phys, err := l.appendLocked(buf, dst[base:], storeTS)
 	// sync: the flush runs under the append lock, so it covers exactly this
 	// append and nothing else can piggyback on it: one flush per append.
@@ -166,15 +184,10 @@ func (l *Log) AppendBatchNoWait(ctx context.Context, msgs []*record.Message, fir
 	}
 	l.st.appends.Add(uint64(len(msgs)))
 	l.st.bytes.Add(uint64(len(buf)))
-	host := l.cfg.StoreHost
 	for i := base; i < len(dst); i++ {
 		r := &dst[i]
-		if h := msgs[i-base].StoreHost; h.IsValid() {
-			host = h
-		}
 		r.PhysOffset += phys
 		r.StoreTimestamp = storeTS
-		r.MsgID = record.OffsetMsgID(host, r.PhysOffset)
 		r.LockHeld = time.Duration(held)
 		if cerr != nil {
 			r.Status = StatusOf(cerr)

@@ -55,10 +55,11 @@ type Config struct {
 	PreallocateNext bool
 	// CheckCRC verifies body CRCs when scanning at open.
 	CheckCRC bool
-	// BusyTimeout is osPageCacheBusyTimeOutMills: an append that waited
-	// longer than this for the append lock is refused with
-	// OS_PAGE_CACHE_BUSY (back pressure). 0 means OSPageCacheBusyTimeout
-	// (1 s); negative disables the check.
+	// BusyTimeout is osPageCacheBusyTimeOutMills: an append that arrives
+	// while the current holder of the append lock has held it longer than
+	// this is refused at once with OS_PAGE_CACHE_BUSY (back pressure,
+	// RocketMQ's isOSPageCacheBusy), without waiting for the lock. 0 means
+	// OSPageCacheBusyTimeout (1 s); negative disables the check.
 	BusyTimeout time.Duration
 	// OnRoll, if set, is called (under the append lock; keep it cheap) when
 	// appends move to a new segment.

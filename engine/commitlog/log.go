@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/segment"
 )
 
@@ -29,7 +30,9 @@ type Log struct {
 	flushMu sync.Mutex // serializes flushAll
 	flushed atomic.Int64
 
-	// rmu protects segments against removal while a reader uses them.
+	// rmu protects segments against removal while a reader uses them: readers
+	// hold it shared; cleaning takes it only to detach a segment from the
+	// snapshot, never across I/O.
 	rmu sync.RWMutex
 
 	werr   atomic.Pointer[error] // sticky write/flush error
@@ -89,6 +92,34 @@ func (l *Log) MaxOffset() int64 { return l.wrote.Load() }
 
 // FlushedOffset is the highest offset known durable.
 func (l *Log) FlushedOffset() int64 { return l.flushed.Load() }
+
+// CommittedOffset is the offset below which every appended byte has left
+// user space (reached the page cache or the device) and so survives a
+// crash of the process: MaxOffset for mmap and pwrite, the pool's committed
+// position, the direct path's written position. Readers that publish
+// records (the dispatcher) must not pass it: a record above it can vanish
+// in a kill -9 and its queue offset be handed to another message (RocketMQ
+// reads the pool path only up to the committed position).
+func (l *Log) CommittedOffset() int64 {
+	wrote := l.wrote.Load()
+	flushed := l.flushed.Load()
+	c := wrote
+	segs := l.q.Segments()
+	for i := len(segs) - 1; i >= 0; i-- {
+		s := segs[i]
+		if s.End() <= flushed {
+			break // flushed implies committed, here and before
+		}
+		if s.Start() >= wrote {
+			continue // rolled, nothing published in it yet
+		}
+		app := s.Appender()
+		if cp := iopath.CommittedPos(app); cp < app.WrotePos() {
+			c = min(c, s.Start()+cp)
+		}
+	}
+	return max(min(c, wrote), flushed)
+}
 
 // MinOffset is the first offset still stored (the first segment's start),
 // or MaxOffset when the log is empty.
@@ -153,8 +184,9 @@ func (l *Log) flushAll() (int64, error) {
 	if err := l.Err(); err != nil {
 		return l.flushed.Load(), err
 	}
-	l.rmu.RLock()
-	defer l.rmu.RUnlock()
+	// No read barrier is needed (or taken: an fdatasync under it would stall
+	// readers behind the disk): cleaning removes only segments that end at
+	// or below the flushed offset, and this loop touches none of those.
 	segs := l.q.Segments()
 	flushed := l.flushed.Load()
 	for _, s := range segs {

@@ -181,8 +181,12 @@ func scan(cfg Config, dir string, starts []int64, opts OpenOptions) (OpenReport,
 		if res.blank && i+1 < len(starts) && starts[i+1] == starts[i]+cfg.SegmentSize {
 			continue // full segment: the log goes on in the next one
 		}
-		if res.corrupt != nil {
-			rep.Corruption = res.corrupt
+		// Zero what follows the last valid record, whether the scan stopped
+		// at a corrupt record or at zeros: behind a hole (a page that never
+		// reached the disk) older or later records may survive, and they
+		// must not reappear once new appends fill the hole.
+		rep.Corruption = res.corrupt
+		if !res.blank {
 			z, err := zeroTail(cfg, path, res.end, maxRec)
 			if err != nil {
 				return rep, nil, err
@@ -299,8 +303,14 @@ func scanSegment(cfg Config, path string, start int64, buf []byte, maxRec int, o
 	return res, nil
 }
 
+// zeroTailQuiet is how long a run of zeros must be for zeroTail to take it
+// as the end of everything ever written to the segment.
+const zeroTailQuiet = 8 << 20
+
 // zeroTail overwrites garbage after end with zeros, up to the first run of
-// zeros longer than any record (data past a torn write is contiguous).
+// zeros longer than both any record and zeroTailQuiet: bounded work at every
+// open (a clean tail costs one read of that run), yet a hole left by a lost
+// page, or a torn record, does not hide the records written beyond it.
 func zeroTail(cfg Config, path string, end int64, maxRec int) (int64, error) {
 	f, err := cfg.FS.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -311,7 +321,8 @@ func zeroTail(cfg Config, path string, end int64, maxRec int) (int64, error) {
 	buf := make([]byte, chunk)
 	zero := make([]byte, chunk)
 	var zeroed, zeroRun int64
-	for pos := end; pos < cfg.SegmentSize && zeroRun <= int64(maxRec); {
+	quiet := max(int64(maxRec), zeroTailQuiet)
+	for pos := end; pos < cfg.SegmentSize && zeroRun <= quiet; {
 		n := min(int64(chunk), cfg.SegmentSize-pos)
 		got, err := f.ReadAt(buf[:n], pos)
 		if err != nil && !errors.Is(err, io.EOF) {

@@ -91,8 +91,8 @@ func checkRecord(t *testing.T, l *Log, r Result, m *record.Message) {
 	if rec.BodyCRC != crc32.ChecksumIEEE(m.Body)&0x7FFFFFFF {
 		t.Fatalf("record at %d: body CRC %x", r.PhysOffset, rec.BodyCRC)
 	}
-	if r.MsgID != record.OffsetMsgID(l.cfg.StoreHost, r.PhysOffset) {
-		t.Fatalf("msg id %s", r.MsgID)
+	if r.MsgID() != record.OffsetMsgID(l.cfg.StoreHost, r.PhysOffset) {
+		t.Fatalf("msg id %s", r.MsgID())
 	}
 }
 
@@ -234,8 +234,8 @@ func TestByteExactOnDisk(t *testing.T) {
 			t.Fatalf("on-disk record:\n got %x\nwant %x", got, want)
 		}
 		wantID := fmt.Sprintf("0A00000500002A9F%016X", r.PhysOffset)
-		if r.MsgID != wantID {
-			t.Fatalf("msg id %s, want %s", r.MsgID, wantID)
+		if r.MsgID() != wantID {
+			t.Fatalf("msg id %s, want %s", r.MsgID(), wantID)
 		}
 	})
 }
@@ -428,8 +428,9 @@ func TestStickyFlushError(t *testing.T) {
 	})
 }
 
-// Back pressure: an append that waited longer than BusyTimeout for the
-// append lock is refused with OS_PAGE_CACHE_BUSY and writes nothing.
+// Back pressure: while the append lock's holder has held it longer than
+// BusyTimeout, a new append is refused at once with OS_PAGE_CACHE_BUSY,
+// without waiting for the lock, and writes nothing.
 func TestOSPageCacheBusy(t *testing.T) {
 	inj := faultfs.NewInjector(1)
 	cfg := DefaultConfig(t.TempDir())
@@ -441,20 +442,29 @@ func TestOSPageCacheBusy(t *testing.T) {
 	l := openLog(t, cfg)
 	defer l.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
-	inj.Add(faultfs.Rule{Op: vfs.OpSync, When: faultfs.OnlyNth(1), Delay: 300 * time.Millisecond})
+	inj.Add(faultfs.Rule{Op: vfs.OpSync, When: faultfs.OnlyNth(1), Delay: 2 * time.Second})
 	slow := make(chan error, 1)
 	go func() { _, err := l.Append(context.Background(), msg(rng, 0, 100), 0); slow <- err }()
-	for l.LockHeldFor() == 0 {
+	for l.LockHeldFor() <= cfg.BusyTimeout {
 		time.Sleep(time.Millisecond)
 	}
 	_, err := l.Append(context.Background(), msg(rand.New(rand.NewPCG(9, 9)), 1, 100), 1)
 	if StatusOf(err) != OSPageCacheBusy {
-		t.Fatalf("append behind a 300 ms flush: %v, want OS_PAGE_CACHE_BUSY", err)
+		t.Fatalf("append behind a 2 s flush: %v, want OS_PAGE_CACHE_BUSY", err)
+	}
+	select {
+	case <-slow:
+		t.Fatalf("the refusal waited for the append lock instead of failing fast")
+	default:
 	}
 	if err := <-slow; err != nil {
 		t.Fatal(err)
 	}
 	if st := l.Stats(); st.Appends != 1 || st.BusyRefused != 1 {
 		t.Fatalf("appends %d, refused %d: the refused append must write nothing", st.Appends, st.BusyRefused)
+	}
+	// Once the holder is done, appends go through again.
+	if _, err := l.Append(context.Background(), msg(rand.New(rand.NewPCG(9, 9)), 1, 100), 1); err != nil {
+		t.Fatalf("append after the slow one: %v", err)
 	}
 }

@@ -55,6 +55,7 @@ type Queue struct {
 	closed    bool       // guarded by mu
 	scratch   [UnitSize]byte
 	blanks    []byte // lazily built run of blank units, guarded by mu
+	runBuf    []byte // PutRun's encode buffer, guarded by mu
 }
 
 // QueueDir is the directory of one queue under the store root.

@@ -16,12 +16,23 @@ func init() { Register(Pool, openPool) }
 // buffer (RocketMQ's allocation wait, 5 s).
 var PoolWaitTimeout = 5 * time.Second
 
-// Committer is implemented by write paths with a commit step between Append
-// and Flush (pool): CommittedPos is how far appended bytes have been written
-// to the file (not necessarily durable). FlushedPos <= CommittedPos <=
-// WrotePos.
+// Committer is implemented by write paths that hold appended bytes in user
+// space before they reach the file (pool: the transient buffer; direct: the
+// staging block): CommittedPos is how far appended bytes have been handed to
+// the kernel (page cache or device), not necessarily durable. Bytes below it
+// survive a crash of the process; bytes above it do not.
+// FlushedPos <= CommittedPos <= WrotePos.
 type Committer interface {
 	CommittedPos() int64
+}
+
+// CommittedPos returns a's CommittedPos, or its WrotePos for paths that
+// write every Append straight to the kernel (mmap, pwrite).
+func CommittedPos(a Appender) int64 {
+	if c, ok := a.(Committer); ok {
+		return c.CommittedPos()
+	}
+	return a.WrotePos()
 }
 
 // poolAppender is RocketMQ's transient-store-pool write path. Append copies

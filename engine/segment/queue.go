@@ -299,21 +299,41 @@ func (q *Queue) discard(s *Segment) {
 // removes the last segment.
 // REQUIRES: no reader is using the segment (the caller coordinates).
 func (q *Queue) RemoveFirst() (*Segment, error) {
-	old := q.Segments()
-	if len(old) <= 1 {
+	s := q.DetachFirst()
+	if s == nil {
 		return nil, nil
 	}
-	s := old[0]
+	return s, q.Delete(s)
+}
+
+// DetachFirst takes the oldest segment out of the queue's snapshot, so that
+// Find, First and Segments no longer return it, and returns it (nil when
+// only the last segment is left: it is never detached). The file stays open
+// and on disk until Delete: a cleaner detaches under its readers' barrier
+// and deletes outside it, so readers never wait for a close, an unlink or a
+// directory fsync.
+func (q *Queue) DetachFirst() *Segment {
+	old := q.Segments()
+	if len(old) <= 1 {
+		return nil
+	}
 	next := append([]*Segment(nil), old[1:]...)
 	q.segs.Store(&next)
+	return old[0]
+}
+
+// Delete closes and removes a detached segment's file and syncs the
+// directory.
+// REQUIRES: s was returned by DetachFirst and no reader still uses it.
+func (q *Queue) Delete(s *Segment) error {
 	if err := s.app.Close(); err != nil {
-		return s, fmt.Errorf("segment: close %s: %w", s.path, err)
+		return fmt.Errorf("segment: close %s: %w", s.path, err)
 	}
 	if err := q.cfg.FS.Remove(s.path); err != nil {
-		return s, fmt.Errorf("segment: remove %s: %w", s.path, err)
+		return fmt.Errorf("segment: remove %s: %w", s.path, err)
 	}
 	q.removed.Add(1)
-	return s, q.cfg.FS.SyncDir(q.cfg.Dir)
+	return q.cfg.FS.SyncDir(q.cfg.Dir)
 }
 
 // RemoveAfter closes and deletes every segment that starts at or after off

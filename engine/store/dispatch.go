@@ -34,6 +34,12 @@ type dispatcher struct {
 	buf    []byte
 	topics map[string]*topicQueues
 	keys   []string
+	// runs are consume-queue units built but not yet written: one run of
+	// consecutive queue offsets per queue, written with one write each by
+	// flushUnits at the end of a dispatch round (the dispatcher's position
+	// moves only after), then the arriving listener is told once per queue.
+	runs   []unitRun
+	runIdx map[*consumequeue.Queue]int
 
 	// indexSkipUpTo: records at or below it are already indexed.
 	indexSkipUpTo int64
@@ -52,6 +58,14 @@ type dispatcher struct {
 	errors    atomic.Uint64
 }
 
+type unitRun struct {
+	q     *consumequeue.Queue
+	topic string
+	id    int32
+	first int64
+	units []consumequeue.Unit
+}
+
 type topicQueues struct {
 	name   string
 	queues map[int32]*consumequeue.Queue
@@ -62,11 +76,13 @@ type tsSample struct{ end, ts int64 }
 const maxSamples = 4096
 
 // reputEnd is the offset dispatch may reach (getReputEndOffset): the flushed
-// offset under sync/group flush (consumers see only durable records), the
-// written end under async.
+// offset under sync and group flush (consumers see only durable records);
+// under async the committed offset, what survives a crash of the process
+// (the written end for mmap and pwrite; the pool's committed position and
+// the direct path's written position, never bytes still in user space).
 func (s *Store) reputEnd() int64 {
 	if s.cfg.CommitLog.Flush.Kind == flush.Async {
-		return s.log.MaxOffset()
+		return s.log.CommittedOffset()
 	}
 	return s.log.FlushedOffset()
 }
@@ -114,7 +130,9 @@ func (s *Store) reputLoop() {
 
 // reputUntil dispatches records from disp.from up to end (doReput) and
 // returns how many it dispatched. It stops at the first error, leaving
-// disp.from at the record that failed (retried later).
+// disp.from at the record that failed (retried later). The consume-queue
+// units of each chunk are written together (flushUnits) before disp.from
+// passes their records, so a reader that sees disp.from finds the units.
 func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
 	var n int64
 	segSize := s.log.SegmentSize()
@@ -129,66 +147,150 @@ func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
 			s.disp.from.Store(minOff)
 			continue
 		}
-		segEnd := from - from%segSize + segSize
-		want := min(end, segEnd) - from
-		chunk := min(want, dispatchChunk)
-		if chunk < record.BlankMinLen {
-			return n, s.corrupt(from, fmt.Errorf("%d bytes before the end of the segment or of the readable log", chunk))
+		next, k, err := s.reputChunk(from, end, segSize, maxRec, notify)
+		n += k
+		if ferr := s.flushUnits(notify); ferr != nil {
+			return n, ferr // disp.from stays: the chunk is dispatched again
 		}
-		if int64(cap(s.disp.buf)) < chunk {
-			s.disp.buf = make([]byte, max(chunk, 64<<10))
-		}
-		buf := s.disp.buf[:chunk]
-		if _, err := s.log.ReadAt(buf, from); err != nil {
-			return n, fmt.Errorf("store: dispatch read at %d: %w", from, err)
-		}
-		p := int64(0)
-		for p+record.BlankMinLen <= chunk {
-			off := from + p
-			size, magic, err := record.PeekSize(buf[p:])
-			if err != nil {
-				return n, s.corrupt(off, err)
-			}
-			if magic == record.MagicBlank {
-				s.disp.from.Store(s.log.RollNextFile(off))
-				break
-			}
-			if int(size) > maxRec {
-				return n, s.corrupt(off, fmt.Errorf("record size %d over %d", size, maxRec))
-			}
-			if p+int64(size) > chunk {
-				if p > 0 {
-					break // read again from this record
-				}
-				if int64(size) > want {
-					return n, s.corrupt(off, fmt.Errorf("record of %d bytes runs past %d", size, from+want))
-				}
-				big := make([]byte, size)
-				if _, err := s.log.ReadAt(big, off); err != nil {
-					return n, fmt.Errorf("store: dispatch read at %d: %w", off, err)
-				}
-				s.disp.buf = big
-				buf, chunk = big, int64(size)
-			}
-			rec, err := record.Decode(buf[p:p+int64(size)], false)
-			if err != nil {
-				return n, s.corrupt(off, err)
-			}
-			if rec.PhysicalOffset != off {
-				return n, s.corrupt(off, fmt.Errorf("record says physical offset %d", rec.PhysicalOffset))
-			}
-			if err := s.dispatchRecord(off, &rec, notify); err != nil {
-				return n, err
-			}
-			n++
-			p += int64(size)
-			s.disp.from.Store(off + int64(size))
+		s.disp.from.Store(next)
+		if err != nil {
+			return n, err
 		}
 	}
 	if n > 0 {
 		s.pushSample(s.disp.from.Load(), s.disp.lastTS.Load())
 	}
 	return n, nil
+}
+
+// reputChunk dispatches the records of one read of the log at from and
+// returns where the next read starts: past the last record dispatched, or
+// at the record that failed.
+func (s *Store) reputChunk(from, end, segSize int64, maxRec int, notify bool) (next, n int64, err error) {
+	next = from
+	segEnd := from - from%segSize + segSize
+	want := min(end, segEnd) - from
+	chunk := min(want, dispatchChunk)
+	if chunk < record.BlankMinLen {
+		return next, n, s.corrupt(from, fmt.Errorf("%d bytes before the end of the segment or of the readable log", chunk))
+	}
+	if int64(cap(s.disp.buf)) < chunk {
+		s.disp.buf = make([]byte, max(chunk, 64<<10))
+	}
+	buf := s.disp.buf[:chunk]
+	if _, err := s.log.ReadAt(buf, from); err != nil {
+		return next, n, fmt.Errorf("store: dispatch read at %d: %w", from, err)
+	}
+	p := int64(0)
+	for p+record.BlankMinLen <= chunk {
+		off := from + p
+		size, magic, err := record.PeekSize(buf[p:])
+		if err != nil {
+			return next, n, s.corrupt(off, err)
+		}
+		if magic == record.MagicBlank {
+			return s.log.RollNextFile(off), n, nil
+		}
+		if int(size) > maxRec {
+			return next, n, s.corrupt(off, fmt.Errorf("record size %d over %d", size, maxRec))
+		}
+		if p+int64(size) > chunk {
+			if p > 0 {
+				break // read again from this record
+			}
+			if int64(size) > want {
+				return next, n, s.corrupt(off, fmt.Errorf("record of %d bytes runs past %d", size, from+want))
+			}
+			big := make([]byte, size)
+			if _, err := s.log.ReadAt(big, off); err != nil {
+				return next, n, fmt.Errorf("store: dispatch read at %d: %w", off, err)
+			}
+			s.disp.buf = big
+			buf, chunk = big, int64(size)
+		}
+		rec, err := record.Decode(buf[p:p+int64(size)], false)
+		if err != nil {
+			return next, n, s.corrupt(off, err)
+		}
+		if rec.PhysicalOffset != off {
+			return next, n, s.corrupt(off, fmt.Errorf("record says physical offset %d", rec.PhysicalOffset))
+		}
+		if err := s.dispatchRecord(off, &rec, notify); err != nil {
+			return next, n, err
+		}
+		n++
+		p += int64(size)
+		next = off + int64(size)
+	}
+	return next, n, nil
+}
+
+// addUnit queues a consume-queue unit for flushUnits, extending the queue's
+// run when the offset continues it.
+func (s *Store) addUnit(q *consumequeue.Queue, topic string, id int32, queueOffset int64, u consumequeue.Unit) error {
+	d := &s.disp
+	if d.runIdx == nil {
+		d.runIdx = map[*consumequeue.Queue]int{}
+	}
+	if i, ok := d.runIdx[q]; ok {
+		r := &d.runs[i]
+		if r.first+int64(len(r.units)) == queueOffset {
+			r.units = append(r.units, u)
+			return nil
+		}
+		// Not consecutive (a repeat after recovery, or a gap): write what
+		// is queued first so the queue sees its puts in order.
+		if err := q.PutRun(r.first, r.units); err != nil {
+			return fmt.Errorf("store: consume queue %s/%d offset %d: %w", r.topic, r.id, r.first, err)
+		}
+		r.first, r.units = queueOffset, append(r.units[:0], u)
+		return nil
+	}
+	d.runIdx[q] = len(d.runs)
+	if len(d.runs) < cap(d.runs) {
+		d.runs = d.runs[:len(d.runs)+1]
+		r := &d.runs[len(d.runs)-1]
+		r.q, r.topic, r.id, r.first, r.units = q, topic, id, queueOffset, append(r.units[:0], u)
+		return nil
+	}
+	d.runs = append(d.runs, unitRun{q: q, topic: topic, id: id, first: queueOffset, units: []consumequeue.Unit{u}})
+	return nil
+}
+
+// flushUnits writes every queued run (one write per queue in the common
+// case) and, if notify, tells the arriving listener each queue's new max
+// offset. On error nothing is dropped that a redo would miss: the caller
+// leaves disp.from where it was and the records are dispatched again
+// (consume queues ignore repeats).
+func (s *Store) flushUnits(notify bool) error {
+	d := &s.disp
+	if len(d.runs) == 0 {
+		return nil
+	}
+	var ferr error
+	for i := range d.runs {
+		r := &d.runs[i]
+		if ferr == nil {
+			if err := r.q.PutRun(r.first, r.units); err != nil {
+				ferr = fmt.Errorf("store: consume queue %s/%d offset %d: %w", r.topic, r.id, r.first, err)
+			}
+		}
+	}
+	if ferr == nil && notify {
+		if f := s.arriving.Load(); f != nil {
+			for i := range d.runs {
+				r := &d.runs[i]
+				(*f)(r.topic, r.id, r.first+int64(len(r.units)))
+			}
+		}
+	}
+	for i := range d.runs {
+		d.runs[i].q = nil
+		d.runs[i].units = d.runs[i].units[:0]
+	}
+	d.runs = d.runs[:0]
+	clear(d.runIdx)
+	return ferr
 }
 
 func (s *Store) corrupt(off int64, err error) error {
@@ -201,10 +303,10 @@ func (s *Store) corrupt(off int64, err error) error {
 	return &commitlog.CorruptionError{Path: path, Offset: off, Err: err}
 }
 
-// dispatchRecord builds the consume-queue unit and index entries of the
-// record at off (CommitLogDispatcherBuildConsumeQueue / BuildIndex) and
-// notifies the arriving listener. Both targets ignore repeats, so recovery
-// may dispatch a record twice.
+// dispatchRecord builds the consume-queue unit (queued for flushUnits,
+// which writes it and notifies the arriving listener) and the index entries
+// of the record at off (CommitLogDispatcherBuildConsumeQueue / BuildIndex).
+// Both targets ignore repeats, so recovery may dispatch a record twice.
 func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error {
 	d := &s.disp
 	tq := d.topics[string(rec.Topic)]
@@ -227,8 +329,8 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 			tq.queues[rec.QueueID] = q
 		}
 		u := consumequeue.Unit{PhyOffset: off, Size: rec.TotalSize, TagsCode: s.tagsCode(tq.name, rec)}
-		if err := q.Put(rec.QueueOffset, u); err != nil {
-			return fmt.Errorf("store: consume queue %s/%d offset %d: %w", tq.name, rec.QueueID, rec.QueueOffset, err)
+		if err := s.addUnit(q, tq.name, rec.QueueID, rec.QueueOffset, u); err != nil {
+			return err
 		}
 	}
 	if s.idx != nil && tx != record.TransactionRollback && off > d.indexSkipUpTo {
@@ -256,11 +358,6 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 		delay := int64(time.Since(time.UnixMilli(rec.StoreTimestamp)))
 		d.lastDelay.Store(delay)
 		maxStore(&d.maxDelay, delay)
-		if isConsumable {
-			if f := s.arriving.Load(); f != nil {
-				(*f)(tq.name, rec.QueueID, rec.QueueOffset+1)
-			}
-		}
 	}
 	return nil
 }

@@ -183,7 +183,8 @@ func pullAll(t testing.TB, s *Store, topic string, queueID int32) map[int64][]by
 // withUniqKeyFor is m as stored when it had no UNIQ_KEY (the key's length
 // is fixed, so sizes match).
 func withUniqKeyFor(m *record.Message) *record.Message {
-	c, _ := withUniqKey(m)
+	var cp record.Message
+	c, _ := withUniqKey(m, &cp, netip.AddrPort{})
 	c2 := *c
 	c2.StoreHost = netip.MustParseAddrPort("127.0.0.1:10911")
 	return &c2

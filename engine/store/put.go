@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -47,8 +48,11 @@ type PutResult struct {
 	// WroteBytes the total record bytes written.
 	WroteOffset int64
 	WroteBytes  int64
-	// MsgID is the offset message id (comma-joined for a batch).
-	MsgID string
+	// StoreHost is the STOREHOST written: with WroteOffset it makes the
+	// offset message id (MsgID).
+	StoreHost netip.AddrPort
+	// batchIDs holds a batch's comma-joined offset message ids.
+	batchIDs string
 	// UniqKey is the UNIQ_KEY (client message id) of the message, added by
 	// the store when it was missing (comma-joined for a batch).
 	UniqKey string
@@ -62,21 +66,34 @@ type PutResult struct {
 	LockHeld time.Duration
 }
 
-// withUniqKey returns m, or a copy of m with a new UNIQ_KEY property when it
-// has none (SendMessageProcessor sets one for producers that did not), and
-// the key. A message without a store host is copied too (the commit log
-// fills it in), so the caller's message is never modified.
-func withUniqKey(m *record.Message) (*record.Message, string) {
+// MsgID is the offset message id (comma-joined for a batch). It is built
+// when asked for: puts do not allocate it.
+func (r PutResult) MsgID() string {
+	if r.batchIDs != "" {
+		return r.batchIDs
+	}
+	return record.OffsetMsgID(r.StoreHost, r.WroteOffset)
+}
+
+// withUniqKey returns m, or a copy of m in *c with a new UNIQ_KEY property
+// when it has none (SendMessageProcessor sets one for producers that did
+// not), and the key. A message without a store host is copied too, with
+// host filled in, so the caller's message is never modified and the commit
+// log does not copy it again.
+func withUniqKey(m, c *record.Message, host netip.AddrPort) (*record.Message, string) {
 	k, ok := record.Property(m.Properties, record.PropertyUniqKey)
 	if ok && m.StoreHost.IsValid() {
 		return m, k
 	}
-	c := *m
+	*c = *m
 	if !ok {
 		k = record.NewUniqID()
 		c.Properties = string(record.AppendProperty([]byte(m.Properties), record.PropertyUniqKey, k))
 	}
-	return &c, k
+	if !c.StoreHost.IsValid() {
+		c.StoreHost = host
+	}
+	return c, k
 }
 
 // wantsWait reports whether the producer waits for the flush policy
@@ -116,7 +133,9 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 		s.st.putFailures.Add(1)
 		return PutResult{Status: StatusOf(err)}, err
 	}
-	m, uniq := withUniqKey(m)
+	wait := wantsWait(m)
+	var copied record.Message
+	m, uniq := withUniqKey(m, &copied, s.host)
 	// The commit log appends without waiting for durability (under sync it
 	// flushes under its append lock); the wait happens in finishPut, outside
 	// the queue lock, so producers of one queue share group commits.
@@ -129,13 +148,13 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 		k := queueKey{m.Topic, m.QueueID}
 		st.mu.Lock()
 		off := st.next[k]
-		rs, err = s.log.AppendBatchNoWait(ctx, one[:], off, buf[:0])
+		rs, err = s.log.AppendNoWait(ctx, one[:], off, buf[:0], wait)
 		if len(rs) > 0 { // stored (even if an inline sync flush failed)
 			st.next[k] = off + 1
 		}
 		st.mu.Unlock()
 	} else {
-		rs, err = s.log.AppendBatchNoWait(ctx, one[:], 0, buf[:0])
+		rs, err = s.log.AppendNoWait(ctx, one[:], 0, buf[:0], wait)
 	}
 	if len(rs) == 0 {
 		s.st.putFailures.Add(1)
@@ -143,7 +162,7 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	}
 	r := rs[0]
 	res := PutResult{
-		Status: PutOK, WroteOffset: r.PhysOffset, WroteBytes: int64(r.Size), MsgID: r.MsgID, UniqKey: uniq,
+		Status: PutOK, WroteOffset: r.PhysOffset, WroteBytes: int64(r.Size), StoreHost: r.StoreHost, UniqKey: uniq,
 		QueueOffset: r.QueueOffset, MsgNum: 1, StoreTimestamp: r.StoreTimestamp, LockHeld: r.LockHeld,
 	}
 	s.st.puts.Add(1)
@@ -152,7 +171,7 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	if err != nil { // stored, but the inline sync flush failed
 		return s.putWaitFailed(res, err)
 	}
-	return s.finishPut(ctx, res, wantsWait(m))
+	return s.finishPut(ctx, res, wait)
 }
 
 // PutBatch stores msgs, which must share topic and queue id and must not be
@@ -172,11 +191,12 @@ func (s *Store) PutBatch(ctx context.Context, msgs []*record.Message) (PutResult
 		return PutResult{Status: MessageIllegal}, statusErr(MessageIllegal, err)
 	}
 	batch := make([]*record.Message, len(msgs))
+	copies := make([]record.Message, len(msgs))
 	var uniq strings.Builder
 	wait := false
 	for i, m := range msgs {
 		var k string
-		batch[i], k = withUniqKey(m)
+		batch[i], k = withUniqKey(m, &copies[i], s.host)
 		if i > 0 {
 			uniq.WriteByte(',')
 		}
@@ -188,7 +208,7 @@ func (s *Store) PutBatch(ctx context.Context, msgs []*record.Message) (PutResult
 	k := queueKey{topic, id}
 	st.mu.Lock()
 	off := st.next[k]
-	rs, err := s.log.AppendBatchNoWait(ctx, batch, off, nil)
+	rs, err := s.log.AppendNoWait(ctx, batch, off, nil, wait)
 	if len(rs) > 0 {
 		st.next[k] = off + int64(len(batch))
 	}
@@ -206,10 +226,11 @@ func (s *Store) PutBatch(ctx context.Context, msgs []*record.Message) (PutResult
 		if i > 0 {
 			ids = append(ids, ',')
 		}
-		ids = append(ids, r.MsgID...)
+		ids = record.AppendOffsetMsgID(ids, r.StoreHost, r.PhysOffset)
 		res.WroteBytes += int64(r.Size)
 	}
-	res.MsgID = string(ids)
+	res.StoreHost = rs[0].StoreHost
+	res.batchIDs = string(ids)
 	s.st.puts.Add(1)
 	s.st.putMessages.Add(uint64(len(rs)))
 	s.st.putBytes.Add(uint64(res.WroteBytes))

@@ -82,7 +82,7 @@ func TestLookMessageByMsgID(t *testing.T) {
 		}
 		waitDispatched(t, s)
 		for i, r := range rs {
-			raw, rec, err := s.LookMessageByMsgID(r.MsgID)
+			raw, rec, err := s.LookMessageByMsgID(r.MsgID())
 			if err != nil {
 				t.Fatalf("%d: %v", i, err)
 			}

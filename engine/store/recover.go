@@ -90,6 +90,19 @@ func (s *Store) recover() error {
 			if rep.IndexFilesDeleted, err = s.idx.DeleteNewerThan(cp.IndexMsgTimestamp); err != nil {
 				return fmt.Errorf("store: drop index files newer than the checkpoint: %w", err)
 			}
+			if cfg.MessageIndexSafe {
+				// The active (not full) file was never msynced whole: its
+				// header may be on disk without its entries, and files are
+				// told apart by millisecond timestamps, so it can end at
+				// the checkpoint's index time and survive DeleteNewerThan.
+				// Its records lie after the scan start chosen below, which
+				// indexes them again.
+				dropped, err := s.idx.DeleteActive()
+				if err != nil {
+					return fmt.Errorf("store: drop the active index file: %w", err)
+				}
+				rep.IndexFilesDeleted += dropped
+			}
 		}
 	}
 	s.disp.indexSkipUpTo = s.indexedEnd()
@@ -113,9 +126,14 @@ func (s *Store) recover() error {
 			return nil
 		}
 	}
-	if s.log, err = commitlog.OpenWith(logCfg, opts); err != nil {
+	s.log, err = commitlog.OpenWith(logCfg, opts)
+	if ferr := s.flushUnits(false); err == nil && ferr != nil {
+		err = ferr
+	}
+	if err != nil {
 		return fmt.Errorf("store: open commit log: %w", err)
 	}
+	s.host = s.log.Config().StoreHost
 	rep.CommitLog = s.log.Report()
 	rep.Corruption = rep.CommitLog.Corruption
 	end := s.log.MaxOffset()
@@ -149,6 +167,19 @@ func (s *Store) recover() error {
 	rep.Redispatched += n
 	if err != nil {
 		return fmt.Errorf("store: dispatch after recovery: %w", err)
+	}
+	if rep.Redispatched > 0 {
+		// Make the re-dispatched units durable before new ones follow them:
+		// consume-queue recovery scans only the last three files and
+		// trusts the earlier ones, which holds only while files become
+		// durable in order. A recovery can write several files' worth of
+		// units; a power cut soon after could keep a later file's units
+		// and lose these, leaving a hole no later recovery finds.
+		for _, q := range s.cq.Queues() {
+			if err := q.FlushAll(); err != nil {
+				return fmt.Errorf("store: flush re-dispatched consume-queue units: %w", err)
+			}
+		}
 	}
 	s.rebuildQueueTable()
 	rep.Duration = time.Since(t0)

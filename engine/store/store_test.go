@@ -227,43 +227,75 @@ func TestPutIllegalAndAfterClose(t *testing.T) {
 	}
 }
 
-// Under sync flush a record that was appended but not flushed (WAIT=false)
-// is not dispatched; it is once the log is flushed. The arriving listener
-// sees every unit.
-func TestDispatchOnlyFlushedUnderSync(t *testing.T) {
-	cfg := testConfig(t, t.TempDir(), iopath.Pwrite, flush.Sync)
-	var mu sync.Mutex
-	arrived := map[string]int64{}
-	cfg.OnMessageArriving = func(topic string, q int32, maxOffset int64) {
-		mu.Lock()
-		arrived[fmt.Sprintf("%s/%d", topic, q)] = maxOffset
-		mu.Unlock()
-	}
-	s := openStore(t, cfg)
-	defer mustClose(t, s)
-	rng := rand.New(rand.NewPCG(1, 4))
-	mustPut(t, s, newMsg(rng, "T", 0, 0, 10, ""))
-	waitDispatched(t, s)
-	m := newMsg(rng, "T", 0, 1, 10, "")
-	m.Properties = string(record.AppendProperty([]byte(m.Properties), record.PropertyWaitStoreMsgOK, "false"))
-	mustPut(t, s, m)
-	if s.WaitDispatched(50e6) {
-		t.Fatalf("an unflushed record was dispatched under sync flush")
-	}
-	if got := s.GetMaxOffsetInQueue("T", 0); got != 1 {
-		t.Fatalf("max offset %d before the flush, want 1", got)
-	}
-	if _, err := s.CommitLog().Flush(); err != nil {
-		t.Fatal(err)
-	}
-	waitDispatched(t, s)
-	if got := s.GetMaxOffsetInQueue("T", 0); got != 2 {
-		t.Fatalf("max offset %d after the flush, want 2", got)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if arrived["T/0"] != 2 {
-		t.Fatalf("listener saw max offset %d, want 2", arrived["T/0"])
+// A message whose producer does not wait for the flush (WAIT=false) still
+// becomes durable and consumable by itself — nobody calls Flush — on every
+// write path under every policy (RocketMQ's GroupCommitService wakes every
+// 10 ms; the async flusher reads the log's own positions). Under sync and
+// group it is dispatched only once flushed: while the flush is held up it
+// stays invisible. The arriving listener sees every unit.
+func TestWaitFalseBecomesDurableAndConsumable(t *testing.T) {
+	for _, path := range iopath.Kinds() {
+		for _, pol := range flush.Kinds() {
+			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+				t.Parallel()
+				cfg := testConfig(t, t.TempDir(), path, pol)
+				cfg.CommitLog.Flush.Interval = 20 * time.Millisecond
+				cfg.CommitLog.Flush.ThoroughInterval = 100 * time.Millisecond
+				inj := faultfs.NewInjector(1)
+				cfg.FS = faultfs.Wrap(vfs.Default, inj)
+				var mu sync.Mutex
+				arrived := map[string]int64{}
+				cfg.OnMessageArriving = func(topic string, q int32, maxOffset int64) {
+					mu.Lock()
+					arrived[fmt.Sprintf("%s/%d", topic, q)] = maxOffset
+					mu.Unlock()
+				}
+				s := openStore(t, cfg)
+				defer mustClose(t, s)
+				rng := rand.New(rand.NewPCG(1, 4))
+				mustPut(t, s, newMsg(rng, "T", 0, 0, 10, ""))
+				waitDispatched(t, s)
+				durableFirst := pol != flush.Async
+				var hold faultfs.RuleID
+				if durableFirst {
+					hold = inj.Add(faultfs.Rule{Op: flushOpFor(path), PathContains: "commitlog", When: faultfs.Always(), Delay: 400 * time.Millisecond})
+				}
+				m := newMsg(rng, "T", 0, 1, 10, "")
+				m.Properties = string(record.AppendProperty([]byte(m.Properties), record.PropertyWaitStoreMsgOK, "false"))
+				r := mustPut(t, s, m)
+				end := r.WroteOffset + r.WroteBytes
+				if durableFirst {
+					if s.WaitDispatched(100 * time.Millisecond) {
+						t.Fatalf("a record whose flush is held up was dispatched under %s", pol)
+					}
+					inj.Remove(hold)
+				}
+				if !s.WaitDispatched(10 * time.Second) {
+					t.Fatalf("the WAIT=false record was never dispatched (flushed %d, end %d)", s.CommitLog().FlushedOffset(), end)
+				}
+				if durableFirst && s.CommitLog().FlushedOffset() < end {
+					t.Fatalf("dispatched before it was flushed: flushed %d, end %d", s.CommitLog().FlushedOffset(), end)
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				for s.CommitLog().FlushedOffset() < end {
+					if time.Now().After(deadline) {
+						t.Fatalf("the WAIT=false record was never flushed (flushed %d, end %d)", s.CommitLog().FlushedOffset(), end)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				if got := s.GetMaxOffsetInQueue("T", 0); got != 2 {
+					t.Fatalf("max offset %d, want 2", got)
+				}
+				if got := pullAll(t, s, "T", 0); len(got) != 2 {
+					t.Fatalf("%d messages served, want 2", len(got))
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if arrived["T/0"] != 2 {
+					t.Fatalf("listener saw max offset %d, want 2", arrived["T/0"])
+				}
+			})
+		}
 	}
 }
 
@@ -280,8 +312,9 @@ func TestSecondOpenIsLocked(t *testing.T) {
 	}
 }
 
-// An append that waits over 1 s for the commit log's append lock is refused
-// with OS_PAGE_CACHE_BUSY, and IsOSPageCacheBusy reports the long hold.
+// While an append has held the commit log's append lock for over 1 s,
+// IsOSPageCacheBusy reports it and a new put is refused with
+// OS_PAGE_CACHE_BUSY.
 func TestOSPageCacheBusy(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), iopath.Pwrite, flush.Async)
@@ -305,26 +338,18 @@ func TestOSPageCacheBusy(t *testing.T) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	sawBusy := make(chan bool, 1)
-	go func() {
-		for s.CommitLog().LockHeldFor() > 0 {
-			if s.IsOSPageCacheBusy() {
-				sawBusy <- true
-				return
-			}
-			time.Sleep(time.Millisecond)
+	for !s.IsOSPageCacheBusy() {
+		if s.CommitLog().LockHeldFor() == 0 {
+			t.Fatalf("IsOSPageCacheBusy never true while an append held the lock for 1.5 s")
 		}
-		sawBusy <- false
-	}()
+		time.Sleep(time.Millisecond)
+	}
 	_, errB := s.Put(context.Background(), fixedMsg("T", qB, 10, ""))
 	if StatusOf(errB) != OSPageCacheBusy {
 		t.Fatalf("put behind a 1.5 s append: %v", errB)
 	}
 	if err := <-errA; err != nil {
 		t.Fatalf("slow put: %v", err)
-	}
-	if !<-sawBusy {
-		t.Fatalf("IsOSPageCacheBusy false while an append held the lock for over 1 s")
 	}
 	if s.IsOSPageCacheBusy() {
 		t.Fatalf("still busy after the append")
