@@ -1,25 +1,93 @@
 #!/usr/bin/env bash
-# Run the go test -bench matrix with -count and summarize it with benchstat.
-#   scripts/bench.sh                     # engine core: Append and RawPath, count 5
+# Engine benchmark matrix + fio's matching ceiling in one run, summarized with
+# benchstat and issue 10's target ratios (P1–P3).
+#
+#   scripts/bench.sh                                  # Append|RawPath, count 5, 1s per row, fio 5 × 10 s
 #   COUNT=10 BENCH='Append/.*/size=1024' scripts/bench.sh
-# Output: results/bench/<stamp>/bench.txt plus benchstat tables by path and by flush.
+#   BENCHTIME=300x FIO_RUNTIME=3 scripts/bench.sh     # quicker
+#
+# Environment: COUNT (5), BENCH ('Append|RawPath'), PKGS (./engine/commitlog),
+# BENCHTIME (1s), FIO_RUNTIME (seconds per fio run, 10), FIO_SIZE (fio file, 1g),
+# FIO=0 skips fio (P3 is then reported missing), TMPDIR (where the benchmarks
+# and fio write; both use the same file system), OUT (results root, results/bench).
+#
+# Output, under results/bench/<stamp>/:
+#   manifest.json   commit, dirty flag, kernel, CPU, store file system/device, Go, config
+#   bench.txt       go test -bench output (-count COUNT)
+#   fio-N.json      fio's reports: O_DIRECT sequential write, bs=64k, libaio, iodepth 4
+#   fio.txt         the same as Go benchmark lines (BenchmarkFioWrite/…)
+#   by-path.txt     benchstat -col /path bench.txt
+#   by-flush.txt    benchstat -table .name -col /flush -row /path,/size,/conc bench.txt
+#   ratios.txt      P1–P3: median and min–max over the counts (ratios.json with the per-count values)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${COUNT:-5}
 BENCH=${BENCH:-Append|RawPath}
 PKGS=${PKGS:-./engine/commitlog}
 BENCHTIME=${BENCHTIME:-1s}
+FIO=${FIO:-1}
+FIO_RUNTIME=${FIO_RUNTIME:-10}
+FIO_SIZE=${FIO_SIZE:-1g}
+tmp=${TMPDIR:-/tmp}
+
+work=$(mktemp -d "$tmp/brokerlab-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+bl="$work/brokerlab"
+go build -o "$bl" ./cmd/brokerlab
+
+# The manifest is collected before the output directory exists, so its dirty
+# flag describes the source tree, not this run's results.
+"$bl" benchratio manifest --store-dir "$tmp" --command "$0 $*" \
+  --set count="$COUNT" --set bench="$BENCH" --set pkgs="$PKGS" --set benchtime="$BENCHTIME" \
+  --set fio="$FIO" --set fio_runtime_s="$FIO_RUNTIME" --set fio_size="$FIO_SIZE" >"$work/manifest.json"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo true || echo false) # before the output dir exists
-out=results/bench/$(date -u +%Y%m%dT%H%M%SZ)
+dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo true || echo false)
+
+out=${OUT:-results/bench}/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
+mv "$work/manifest.json" "$out/manifest.json"
+status=aborted
+trap '"$bl" benchratio manifest --finish "$out" --status "$status" || true; rm -rf "$work"' EXIT
+echo "writing $out" >&2
+
 {
   echo "commit: $commit"
   echo "dirty: $dirty"
   echo "go: $(go env GOVERSION)"
-} > "$out/bench.txt"
+} >"$out/bench.txt"
 go test $PKGS -run '^$' -bench "$BENCH" -benchtime "$BENCHTIME" -count "$COUNT" | tee -a "$out/bench.txt"
-BENCHSTAT="go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da"
-$BENCHSTAT -col /path "$out/bench.txt" > "$out/by-path.txt" || true
-$BENCHSTAT -col /flush -row /conc "$out/bench.txt" > "$out/by-flush.txt" || true
+
+ratio_inputs=("$out/bench.txt")
+if [ "$FIO" != 0 ]; then
+  if command -v fio >/dev/null; then
+    fiodir=$(mktemp -d "$tmp/brokerlab-fio.XXXXXX")
+    for i in $(seq 1 "$COUNT"); do
+      fio --name=ceiling --directory="$fiodir" --rw=write --bs=64k --ioengine=libaio --iodepth=4 --direct=1 \
+        --size="$FIO_SIZE" --runtime="$FIO_RUNTIME" --time_based --unlink=1 \
+        --output-format=json --output="$out/fio-$i.json"
+    done
+    rmdir "$fiodir"
+    "$bl" benchratio fio --set fs="$(stat -f -c %T "$tmp")" --set fio-dir="$tmp" "$out"/fio-*.json | tee "$out/fio.txt"
+    ratio_inputs+=("$out/fio.txt")
+  else
+    echo "fio is not installed (apt-get install fio): P3 has no ceiling" >&2
+  fi
+fi
+
+BENCHSTAT="go run golang.org/x/perf/cmd/benchstat"
+$BENCHSTAT -col /path "$out/bench.txt" >"$out/by-path.txt" || true
+$BENCHSTAT -table .name -col /flush -row /path,/size,/conc "$out/bench.txt" >"$out/by-flush.txt" || true
+"$bl" benchratio --json "$out/ratios.json" "${ratio_inputs[@]}" >"$out/ratios.txt"
+status=ok
+
+echo
+echo "== benchstat -col /path"
+cat "$out/by-path.txt"
+echo
+echo "== benchstat -table .name -col /flush -row /path,/size,/conc"
+cat "$out/by-flush.txt"
+echo
+echo "== target ratios (median, min–max over $COUNT counts)"
+cat "$out/ratios.txt"
+echo
 echo "wrote $out"

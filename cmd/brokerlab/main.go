@@ -5,6 +5,7 @@
 //	brokerlab run experiments/quick.yaml [--out DIR] [--duration D] [--quick]
 //	brokerlab plot RUN_DIR
 //	brokerlab ceiling [--out DIR]
+//	brokerlab benchratio results/bench/STAMP/bench.txt results/bench/STAMP/fio.txt
 //	brokerlab namesrv --listen 127.0.0.1:9876
 //	brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store DIR \
 //	    --write-path mmap|pwrite|pool|direct|uncached --flush sync|async|group|rmqgroup --segment-size 1GiB

@@ -4,7 +4,8 @@ package commitlog
 //
 //	go test ./engine/commitlog -run '^$' -bench 'Append|RawPath' -benchtime=300x -count=5 | tee append.txt
 //	benchstat -col /path append.txt                              # write paths side by side
-//	benchstat -col /flush -row /conc append.txt                  # flush policies by concurrency
+//	benchstat -col /flush -row /conc append.txt                  # flush policies by concurrency (all rows pooled)
+//	benchstat -table .name -col /flush -row /path,/size,/conc append.txt # the same, one row per path/size/conc
 //	benchstat -filter '/size:1024 /conc:1' -col .name append.txt # Append beside its raw baseline
 //	scripts/bench.sh                                             # all of it, plus fio and the P1–P3 ratios
 //

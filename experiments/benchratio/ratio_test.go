@@ -35,6 +35,9 @@ func TestRatios(t *testing.T) {
 		// 3000/4000, 3200/4000, 2800/4000.
 		"path=pwrite append÷raw throughput, async 1024 B conc=1": {0.75, 0.7, 0.8, 3, "MISSED"},
 		"path=pool append÷raw throughput, async 1024 B conc=1":   {0, 0, 0, 0, "missing"},
+		// raw p50 / append p50: 600/700 each count.
+		"path=mmap raw÷append p50 latency, async 1024 B conc=1":   {6.0 / 7, 6.0 / 7, 6.0 / 7, 3, "info"},
+		"path=direct raw÷append p50 latency, async 1024 B conc=1": {6.0 / 7, 6.0 / 7, 6.0 / 7, 2, "info"},
 		// async ns / group ns: 4000/10000, 4000/12000, 4000/8000.
 		"path=mmap group÷async throughput, 1024 B conc=64": {0.4, 1.0 / 3, 0.5, 3, "MISSED"},
 		// sync ns / group ns: 400000/10000, 360000/12000, 240000/8000.
@@ -76,12 +79,12 @@ func TestRatios(t *testing.T) {
 				w.median, w.min, w.max, w.n)
 		}
 	}
-	// One P1 per path, P2 four (plus rmqgroup where measured) per path, one P3.
+	// P1 two per path, P2 four (plus rmqgroup where measured) per path, one P3.
 	counts := map[string]int{}
 	for _, r := range rs {
 		counts[r.Target]++
 	}
-	if counts["P1"] != 4 || counts["P2"] != 4*4+1 || counts["P3"] != 1 {
+	if counts["P1"] != 2*4 || counts["P2"] != 4*4+1 || counts["P3"] != 1 {
 		t.Errorf("ratio counts %v", counts)
 	}
 	if g := got["path=pool group÷async throughput, 1024 B conc=64"].Goal; g.Set() {
