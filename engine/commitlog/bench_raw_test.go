@@ -305,6 +305,7 @@ func benchRaw(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
 	host := DefaultConfig("").StoreHost // what the log stamps into BenchmarkAppend's records
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
+	io0 := segmentsIO(r.q.Segments())
 	meter.reset()
 	runConc(b, conc, func() func() error {
 		buf := make([]byte, 0, size+1024) // the record: header, topic and body
@@ -320,6 +321,7 @@ func benchRaw(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
 		}
 	})
 	meter.report(b, pol, b.N, conc)
+	reportStageWaits(b, path, io0, segmentsIO(r.q.Segments()))
 }
 
 // TestRawBaseline checks that the raw baseline does what BenchmarkRawPath

@@ -10,6 +10,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/segment"
 )
 
 // Tail reading as the store's dispatcher does it (engine/store/dispatch.go):
@@ -168,20 +169,26 @@ func benchTail(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
 	if err := tail.catchUp(l.CommittedOffset(), 30*time.Second); err != nil {
 		b.Fatal(err)
 	}
-	io := subIO(logIO(l), io0)
+	after := logIO(l)
+	io := subIO(after, io0)
 	n := float64(b.N)
 	b.ReportMetric(float64(tail.recs.Load())/n, "tail-recs/op")
 	b.ReportMetric(float64(io.DeviceReadBytes)/n, "dev-read-B/op")
 	b.ReportMetric(float64(io.StagingHits)/n, "staging-hits/op")
 	b.ReportMetric(float64(io.RingHits)/n, "ring-hits/op")
 	b.ReportMetric(float64(io.CacheHits)/n, "cache-hits/op")
+	reportStageWaits(b, path, io0, after)
 }
 
-// logIO sums the I/O counters of the log's segments (segments are never
-// removed during a benchmark, so differences of sums are the run's I/O).
-func logIO(l *Log) iopath.IOStats {
+// logIO sums the I/O counters of the log's segments.
+func logIO(l *Log) iopath.IOStats { return segmentsIO(l.Segments()) }
+
+// segmentsIO sums the read and back-pressure counters of segments
+// (segments are never removed during a benchmark, so differences of sums
+// are the run's I/O).
+func segmentsIO(segs []*segment.Segment) iopath.IOStats {
 	var sum iopath.IOStats
-	for _, s := range l.Segments() {
+	for _, s := range segs {
 		if st, ok := s.Appender().(iopath.Stats); ok {
 			x := st.IOStats()
 			sum.DeviceReads += x.DeviceReads
@@ -189,12 +196,13 @@ func logIO(l *Log) iopath.IOStats {
 			sum.StagingHits += x.StagingHits
 			sum.RingHits += x.RingHits
 			sum.CacheHits += x.CacheHits
+			sum.StageWaits += x.StageWaits
 		}
 	}
 	return sum
 }
 
-// subIO returns the read counters of a minus b.
+// subIO returns the counters of a minus b.
 func subIO(a, b iopath.IOStats) iopath.IOStats {
 	return iopath.IOStats{
 		DeviceReads:     a.DeviceReads - b.DeviceReads,
@@ -202,5 +210,14 @@ func subIO(a, b iopath.IOStats) iopath.IOStats {
 		StagingHits:     a.StagingHits - b.StagingHits,
 		RingHits:        a.RingHits - b.RingHits,
 		CacheHits:       a.CacheHits - b.CacheHits,
+		StageWaits:      a.StageWaits - b.StageWaits,
+	}
+}
+
+// reportStageWaits reports, for the direct path, stage-waits/op: appends
+// that found every staging buffer in flight and waited for the device.
+func reportStageWaits(b *testing.B, path iopath.Kind, before, after iopath.IOStats) {
+	if path == iopath.Direct {
+		b.ReportMetric(float64(after.StageWaits-before.StageWaits)/float64(b.N), "stage-waits/op")
 	}
 }

@@ -45,7 +45,9 @@ package commitlog
 // async) appends/flush (b.N over the flushes of the timed run) and flush-ns
 // (their mean latency); for group-style policies (group, rmqgroup) also
 // limit-ops/s = conc / flush-ns, the physical limit of a loop that flushes
-// back to back and serves every producer with each flush.
+// back to back and serves every producer with each flush. Direct-path rows
+// add stage-waits/op (appends that waited for a staging buffer: the
+// device's back pressure).
 //
 // The matrix (benchCells) is size ∈ 128|1024|4096 × conc ∈ 1|16|64, plus
 // size 65536 at conc 1 and 4 only: 64 KiB records at 16 or 64 producers
@@ -226,6 +228,7 @@ func benchAppend(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int)
 	var qoff atomic.Int64
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
+	io0 := logIO(l)
 	meter.reset()
 	runConc(b, conc, func() func() error {
 		return func() error {
@@ -235,6 +238,7 @@ func benchAppend(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int)
 		}
 	})
 	meter.report(b, pol, b.N, conc)
+	reportStageWaits(b, path, io0, logIO(l))
 }
 
 // Store defaults (store.DefaultConfig's ReadCacheBytes, ReadCacheBlockSize)
