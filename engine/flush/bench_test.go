@@ -12,6 +12,7 @@ import (
 
 var benchFlushSleep = flag.Duration("flush.sleep", 500*time.Microsecond,
 	"BenchmarkCommit: how long the fake Flush takes (a device's fdatasync)")
+var benchCoalesce = flag.Duration("flush.coalesce", 0, "BenchmarkCommit: Config.CoalesceWait for group and rmqgroup")
 
 // benchLog is a Flusher whose Flush sleeps a fixed time (off CPU, as a
 // device flush is).
@@ -42,6 +43,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.Run(fmt.Sprintf("flush=%s/conc=%d", k, conc), func(b *testing.B) {
 				l := &benchLog{sleep: *benchFlushSleep}
 				cfg := DefaultConfig(k)
+				cfg.CoalesceWait = *benchCoalesce
 				p, err := New(l, 0, cfg)
 				if err != nil {
 					b.Fatal(err)

@@ -30,13 +30,20 @@ type Config struct {
 	// bytes become durable within about one TickInterval. Group's deadline
 	// sweeper runs at most this far apart too.
 	TickInterval time.Duration
-	// CoalesceWait (rmqgroup only) makes the flusher wait this long after the
-	// first waiter of a batch arrives before it flushes, so that producers
-	// acknowledged by the previous flush can append and join this one (as
-	// NATS' flusher coalesces). 0, RocketMQ's behaviour, flushes at once: a
-	// batch is then whoever arrived during the previous flush, about half of
-	// the producers. It trades up to CoalesceWait of latency for bigger
-	// batches.
+	// CoalesceWait lets a flush wait for producers acknowledged by the
+	// previous one to append and join it. 0, the default, flushes at once:
+	// with closed-loop producers a batch is then whoever arrived during the
+	// previous flush, about half of them, so throughput stays near half of
+	// producers / flush latency.
+	//
+	// rmqgroup: the flusher waits this long after the first waiter of a
+	// batch arrives before it flushes (as NATS' flusher coalesces).
+	//
+	// group: the leader waits up to this long until as many commits are
+	// queued as the previous round had in flight (those its flush completed
+	// plus those it left waiting), and flushes as soon as they are; a lone
+	// producer never waits. With closed-loop producers every flush then
+	// carries all of them; a producer that stops costs one wait.
 	CoalesceWait time.Duration
 	// OnFlush, if set, is called after every flush the policy performs
 	// (from the flushing goroutine) with its duration and the number of

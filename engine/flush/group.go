@@ -28,6 +28,9 @@ import (
 //     producer asked for — RocketMQ's FLUSH_DISK_TIMEOUT).
 //   - A ticker flushes, every TickInterval, bytes appended without a commit
 //     (WAIT=false) when no flush is running.
+//   - With CoalesceWait > 0 a leader first waits (up to CoalesceWait) until
+//     as many commits are queued as the previous round had in flight; the
+//     commit that completes the batch wakes it.
 //
 // Waiters come from a pool and the queue reuses its backing array: a Commit
 // allocates nothing in steady state. A waiter's context is honoured while it
@@ -47,10 +50,20 @@ type groupPolicy struct {
 	closed   bool       // guarded by mu: no waiter is queued and no token taken after Close began
 	queue    []*gWaiter // guarded by mu: commits waiting for a future flush, oldest first
 	spare    []*gWaiter // guarded by mu: scratch for the token holder's completed waiters
-	tick     *ticker    // flushes un-waited appends
-	sweep    *ticker    // deadline sweeper
-	once     sync.Once
-	cerr     error
+	// expect is the number of commits the last round had in flight: those
+	// its flush completed plus those it left queued (guarded by mu).
+	expect int
+	// filling: the token holder waits on fillCh until fillTarget commits
+	// are queued (guarded by mu). fillTimer is owned by the token holder.
+	filling    bool
+	fillTarget int
+	fillCh     chan struct{}
+	fillTimer  *time.Timer
+	fillWaits  atomic.Uint64 // fills that ran out of CoalesceWait
+	tick       *ticker       // flushes un-waited appends
+	sweep      *ticker       // deadline sweeper
+	once       sync.Once
+	cerr       error
 	counters
 }
 
@@ -73,8 +86,12 @@ var epoch = time.Now()
 func nanotime() int64 { return int64(time.Since(epoch)) }
 
 func newGroup(f Flusher, start int64, cfg Config) *groupPolicy {
-	p := &groupPolicy{f: f, cfg: cfg}
+	p := &groupPolicy{f: f, cfg: cfg, fillCh: make(chan struct{}, 1)}
 	p.idle.L = &p.mu
+	if cfg.CoalesceWait > 0 {
+		p.fillTimer = time.NewTimer(time.Hour)
+		p.fillTimer.Stop()
+	}
 	p.flushed.Store(start)
 	p.tick = startTicker("flush-group-tick", cfg.TickInterval, p.onTick)
 	p.sweep = startTicker("flush-group-sweep", sweepInterval(cfg), p.onSweep)
@@ -116,6 +133,10 @@ func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
 	w := gWaiterPool.Get().(*gWaiter)
 	w.pos, w.since = pos, nanotime()
 	p.queue = append(p.queue, w)
+	if p.filling && len(p.queue) >= p.fillTarget {
+		p.filling = false
+		p.fillCh <- struct{}{} // capacity 1, sent only while filling
+	}
 	p.mu.Unlock()
 
 	select {
@@ -169,6 +190,9 @@ func (p *groupPolicy) flushOnce() (start time.Time, d time.Duration, ran bool, e
 // answers every queued waiter it covered, and hands the token to the oldest
 // waiter left, or releases it.
 func (p *groupPolicy) lead(self bool, since int64) error {
+	if p.fillTimer != nil {
+		p.fill(self)
+	}
 	start, d, ran, err := p.flushOnce()
 	flushed := p.flushed.Load()
 
@@ -200,12 +224,16 @@ func (p *groupPolicy) lead(self bool, since int64) error {
 	if len(done) == 0 {
 		p.spare = done
 	}
-	p.mu.Unlock()
-
 	served := len(done)
 	if self {
 		served++
 	}
+	p.expect = served + len(p.queue)
+	if next != nil {
+		p.expect++
+	}
+	p.mu.Unlock()
+
 	if ran {
 		p.recordFlush(d, served)
 		if p.cfg.OnFlush != nil {
@@ -237,6 +265,40 @@ func (p *groupPolicy) lead(self bool, since int64) error {
 		return ErrTimeout
 	}
 	return nil
+}
+
+// fill waits, up to CoalesceWait, until the commits the last round had in
+// flight are back: queued, plus the leader itself if self. It returns at
+// once for a lone producer, after an error and when closing.
+// REQUIRES: the caller holds the flush token.
+func (p *groupPolicy) fill(self bool) {
+	mine := 0
+	if self {
+		mine = 1
+	}
+	p.mu.Lock()
+	if p.closed || p.err.get() != nil || len(p.queue)+mine >= p.expect {
+		p.mu.Unlock()
+		return
+	}
+	p.filling, p.fillTarget = true, p.expect-mine
+	p.mu.Unlock()
+	p.fillTimer.Reset(p.cfg.CoalesceWait)
+	select {
+	case <-p.fillCh:
+		p.fillTimer.Stop() // Go >= 1.23: no stale tick survives Stop/Reset
+		return
+	case <-p.fillTimer.C:
+	}
+	p.fillWaits.Add(1)
+	p.mu.Lock()
+	if p.filling {
+		p.filling = false
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	<-p.fillCh // a commit completed the batch as the timer fired
 }
 
 // onTick flushes bytes appended without a Commit when no flush is running
@@ -286,6 +348,10 @@ func (p *groupPolicy) Close() error {
 		p.mu.Lock()
 		p.closed = true
 		p.closedA.Store(true)
+		if p.filling { // release a leader waiting for its batch
+			p.filling = false
+			p.fillCh <- struct{}{}
+		}
 		p.mu.Unlock()
 		p.tick.halt()
 		p.mu.Lock()

@@ -193,3 +193,134 @@ func TestGroupCommitDoesNotAllocate(t *testing.T) {
 		}
 	})
 }
+
+// With CoalesceWait, closed-loop producers are all carried by each flush
+// (the leader waits for the round to be back), and a lone producer never
+// waits for the window.
+func TestGroupFillCarriesEveryProducer(t *testing.T) {
+	f := &fakeLog{delay: time.Millisecond}
+	cfg := DefaultConfig(Group)
+	cfg.CoalesceWait = time.Second // generous: completion, not the timer, must end each wait
+	cfg.TickInterval = time.Hour
+	p := newPolicy(t, f, cfg)
+	g := p.(*groupPolicy)
+	const producers, each = 16, 30
+	var wg sync.WaitGroup
+	for i := 0; i < producers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < each; j++ {
+				if err := p.Commit(context.Background(), f.append(100)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("producers stalled")
+	}
+	st := p.Stats()
+	// Without filling, rounds alternate between two halves: ~2*each
+	// flushes. Filled rounds carry all 16 after the first few.
+	if st.Flushes > each+each/2 {
+		t.Fatalf("%d flushes for %d producers x %d commits; filled rounds should carry every producer (histogram %v)",
+			st.Flushes, producers, each, st.BatchSizes)
+	}
+	t.Logf("%d flushes, %d fills ran out the window, batches %v", st.Flushes, g.fillWaits.Load(), st.BatchSizes)
+	// Only rounds as producers finish (out of step by a round or two) may
+	// run out the window.
+	if w := g.fillWaits.Load(); w > 4 {
+		t.Fatalf("%d fills ran out of CoalesceWait", w)
+	}
+
+	// A lone producer: expect drops to 1 after at most one timed-out fill.
+	cfg.CoalesceWait = 20 * time.Millisecond
+	p2 := newPolicy(t, &fakeLog{}, cfg)
+	f2 := p2.(*groupPolicy).f.(*fakeLog)
+	for i := 0; i < 200; i++ {
+		if err := p2.Commit(context.Background(), f2.append(10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := p2.(*groupPolicy).fillWaits.Load(); w != 0 {
+		t.Fatalf("a lone producer waited out the window %d times", w)
+	}
+}
+
+// A producer that stops costs one fill wait, after which rounds expect
+// fewer commits.
+func TestGroupFillAdaptsWhenProducersLeave(t *testing.T) {
+	f := &fakeLog{delay: time.Millisecond}
+	cfg := DefaultConfig(Group)
+	cfg.CoalesceWait = 10 * time.Millisecond
+	cfg.TickInterval = time.Hour
+	p := newPolicy(t, f, cfg)
+	g := p.(*groupPolicy)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 20; j++ {
+				if err := p.Commit(context.Background(), f.append(100)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	before := g.fillWaits.Load()
+	for j := 0; j < 50; j++ {
+		if err := p.Commit(context.Background(), f.append(100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := g.fillWaits.Load() - before; w > 1 {
+		t.Fatalf("one producer left of four waited out the window %d times, want at most 1", w)
+	}
+}
+
+// Close releases a leader waiting for its batch to fill; its commit is
+// answered by the flush it then runs.
+func TestGroupCloseReleasesFillingLeader(t *testing.T) {
+	f := &fakeLog{delay: time.Millisecond}
+	cfg := DefaultConfig(Group)
+	cfg.CoalesceWait = time.Hour
+	cfg.TickInterval = time.Hour
+	p, err := New(f, 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.(*groupPolicy)
+	g.mu.Lock()
+	g.expect = 8 // as if the last round had 8 commits in flight
+	g.mu.Unlock()
+	res := make(chan error, 1)
+	go func() { res <- p.Commit(context.Background(), f.append(10)) }()
+	eventually(t, "the leader to wait for its batch", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.filling
+	})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			t.Fatalf("filling leader answered %v after Close", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the filling leader was not released by Close")
+	}
+	if f.flushed.Load() != f.wrote.Load() {
+		t.Fatalf("flushed %d of %d", f.flushed.Load(), f.wrote.Load())
+	}
+}
