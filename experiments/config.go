@@ -154,6 +154,10 @@ type Engine struct {
 	CoalesceWait Duration `yaml:"coalesce_wait" json:"coalesce_wait"`
 	// Transport: inproc (default) or loopback (broker over remoting).
 	Transport string `yaml:"transport" json:"transport"`
+	// TLS runs the loopback broker's port in TLS enforcing mode (ephemeral
+	// certificate) and the driver over TLS, so cells with tls on and off
+	// show what TLS costs; with --namesrv the driver dials over TLS.
+	TLS bool `yaml:"tls,omitempty" json:"tls,omitempty"`
 }
 
 // Workload drives the engine.
@@ -430,6 +434,9 @@ func validateEngine(en Engine) error {
 	default:
 		return bad("transport", en.Transport, "inproc or loopback")
 	}
+	if en.TLS && en.Transport != "loopback" {
+		return bad("tls", "on", "transport loopback (TLS is on the broker's port)")
+	}
 	return nil
 }
 
@@ -490,6 +497,15 @@ func (e *Experiment) set(param, v string) error {
 		e.Engine.Budget = s
 	case "transport":
 		e.Engine.Transport = v
+	case "tls":
+		switch strings.ToLower(v) {
+		case "on", "true":
+			e.Engine.TLS = true
+		case "off", "false":
+			e.Engine.TLS = false
+		default:
+			return bad("on or off")
+		}
 	case "conc", "producers":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -518,7 +534,7 @@ func (e *Experiment) set(param, v string) error {
 		}
 		e.Workload.Batch = n
 	default:
-		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, conc, rate, size, batch)", ErrConfig, param)
+		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, conc, rate, size, batch, tls)", ErrConfig, param)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
@@ -38,6 +39,9 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 	bc.ListenAddr = "127.0.0.1:0"
 	bc.NamesrvAddrs = nil
 	bc.SendWorkers = max(bc.SendWorkers, exp.Workload.Producers)
+	if exp.Engine.TLS {
+		bc.Remoting.TLS = remoting.TLSConfig{Mode: remoting.TLSEnforcing}
+	}
 	// Only warnings and errors: a run's output is its progress lines.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	bc.Logger, sc.Logger = quiet, quiet
@@ -51,6 +55,7 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 	st, _ := broker.StoreOf(b.Store())
 	dc := netdriver.DefaultConfig()
 	dc.Broker = b.Addr()
+	dc.TLS = exp.Engine.TLS
 	dc.CreateQueues = int32(exp.Workload.Queues)
 	dc.Batch = exp.Workload.Batch
 	d, err := netdriver.New(dc)
@@ -112,6 +117,7 @@ type remoteSystem struct{ d *netdriver.Driver }
 func openRemoteSystem(exp Experiment, namesrv string) (*remoteSystem, error) {
 	dc := netdriver.DefaultConfig()
 	dc.Namesrv = namesrv
+	dc.TLS = exp.Engine.TLS
 	dc.CreateQueues = int32(exp.Workload.Queues)
 	dc.Batch = exp.Workload.Batch
 	d, err := netdriver.New(dc)

@@ -178,7 +178,7 @@ func newServerTLS(cfg TLSConfig, log *slog.Logger, hosts []string) (*serverTLS, 
 			return nil, fmt.Errorf("%w: ephemeral certificate: %w", ErrBadTLSConfig, err)
 		}
 		s.ephemeral = &cert
-		log.Warn("remoting: TLS uses an ephemeral self-signed certificate (no certificate file given); clients that verify the server will refuse it")
+		log.Info("remoting: TLS uses an ephemeral self-signed certificate (no certificate file given); clients that verify the server will refuse it")
 	}
 	stamps, conf, err := s.load()
 	if err != nil {
