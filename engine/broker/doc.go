@@ -39,7 +39,8 @@
 //	                                       heartbeat drops the client; NOTIFY_CONSUMER_IDS_CHANGED 40 is pushed
 //	                                       to a group's members whenever its membership changes.
 //	GET_CONSUMER_LIST_BY_GROUP 38          body {"consumerIdList":[...]}.
-//	QUERY/UPDATE_CONSUMER_OFFSET 14/15     QUERY_NOT_FOUND when none; negative commits ignored.
+//	QUERY/UPDATE_CONSUMER_OFFSET 14/15     none stored: 0 when the queue starts at 0 and its first message is
+//	                                       in memory, else QUERY_NOT_FOUND (Java); negative commits ignored.
 //	GET_MAX/MIN_OFFSET 30/31, SEARCH_OFFSET_BY_TIMESTAMP 29, GET_EARLIEST_MSG_STORETIME 32,
 //	QUERY_MESSAGE 12, VIEW_MESSAGE_BY_ID 33, UPDATE_AND_CREATE_TOPIC 17, DELETE_TOPIC_IN_BROKER 215,
 //	GET_ALL_TOPIC_CONFIG 21, GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201, LOCK/UNLOCK_BATCH_MQ 41/42,

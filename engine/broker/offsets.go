@@ -7,19 +7,32 @@ import (
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// queryConsumerOffset handles QUERY_CONSUMER_OFFSET (14): the committed
-// offset, or QUERY_NOT_FOUND when the group never committed one for the
-// queue. (Java answers 0 instead when the queue still starts at offset 0 in
-// memory; this broker leaves that choice to the consumer's
-// ConsumeFromWhere, which the Go client applies on QUERY_NOT_FOUND.)
+// queryConsumerOffset handles QUERY_CONSUMER_OFFSET (14) as Java's
+// ConsumerManageProcessor does: the committed offset if the group has one
+// for the queue; otherwise offset 0 with SUCCESS when the queue's minimum
+// offset is 0 and its first message is still held in memory
+// (MessageStore.InMemory), so a new group starting from the last offset on
+// a young topic still gets the backlog; otherwise QUERY_NOT_FOUND, and the
+// consumer applies its ConsumeFromWhere. setZeroIfNotFound=false (5.x
+// header) asks for QUERY_NOT_FOUND instead of the zero.
 func (b *Broker) queryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	group, topic, queueID, err := groupTopicQueue(req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
+	setZero, err := req.ExtFields.OptBool("setZeroIfNotFound", true)
+	if err != nil {
+		return nil, err
+	}
 	off, ok := b.store.ConsumerOffset(group, topic, queueID)
-	if !ok || off < 0 {
-		return remoting.NewResponse(remoting.RespQueryNotFound, "Not found, maybe this group consumer boot first"), nil
+	switch {
+	case ok && off >= 0:
+	case !setZero:
+		return remoting.NewResponse(remoting.RespQueryNotFound, "Not found, do not set to zero, maybe this group boot first"), nil
+	case b.store.MinOffset(topic, queueID) <= 0 && b.store.InMemory(topic, queueID, 0):
+		off = 0
+	default:
+		return remoting.NewResponse(remoting.RespQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"), nil
 	}
 	resp := success()
 	resp.Ext().SetInt64("offset", off)

@@ -67,7 +67,7 @@ func TestPullCommitsPiggyBackedOffset(t *testing.T) {
 	e := startEnv(t, nil)
 	e.createTopic("T", 1)
 	e.mustSend("T", 0, "x", "")
-	q := remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "0"}
+	q := remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "0", "setZeroIfNotFound": "false"}
 	wantCode(t, "no offset yet", e.call(remoting.ReqQueryConsumerOffset, q, nil), remoting.RespQueryNotFound)
 
 	ext := pullExt("g", "T", 0, 1, 32, remoting.PullFlagCommitOffset, 0)

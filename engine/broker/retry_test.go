@@ -102,10 +102,26 @@ func TestClientSideRetrySend(t *testing.T) {
 	wantCode(t, "retry send", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("r")), remoting.RespSuccess)
 	eventually(t, "delayed delivery", func() bool { return e.maxOffset(retry, 0) == 1 })
 
+	// Java's rule: reconsumeTimes > max goes to the DLQ; = max is one more retry.
 	h.ReconsumeTimes = 16
+	wantCode(t, "retry send at max", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("m")), remoting.RespSuccess)
+	eventually(t, "delayed delivery at max", func() bool { return e.maxOffset(retry, 0) == 2 })
+	if e.maxOffset(broker.DLQTopic("g"), 0) != 0 {
+		t.Fatal("reconsumeTimes == max went to the DLQ")
+	}
+	h.ReconsumeTimes = 17
 	wantCode(t, "retry send past max", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("d")), remoting.RespSuccess)
 	if r := e.onlyRecord(broker.DLQTopic("g")); string(r.Body) != "d" || prop(r, record.PropertyDelayTimeLevel) != "" {
 		t.Fatalf("dead letter %q props %q", r.Body, r.Properties)
+	}
+	// A header without maxReconsumeTimes uses the broker's (16).
+	ext := h.ExtFields(false)
+	delete(ext, "maxReconsumeTimes")
+	ext["reconsumeTimes"] = "16"
+	wantCode(t, "retry send at the broker's max", e.call(remoting.ReqSendMessage, ext, []byte("n")), remoting.RespSuccess)
+	eventually(t, "delayed delivery at the broker's max", func() bool { return e.maxOffset(retry, 0) == 3 })
+	if e.maxOffset(broker.DLQTopic("g"), 0) != 1 {
+		t.Fatal("reconsumeTimes == the broker's max went to the DLQ")
 	}
 }
 

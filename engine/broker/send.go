@@ -43,7 +43,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	}
 	m.QueueID = queueID
 	if isRetryTopic(m.Topic) {
-		if resp := b.retryOrDeadLetter(m, h); resp != nil {
+		if resp := b.retryOrDeadLetter(m, h, req.ExtFields); resp != nil {
 			return resp
 		}
 	}
@@ -208,14 +208,21 @@ func (b *Broker) pickQueue(tc namesrv.TopicConfig, queueID int32) (int32, *remot
 }
 
 // retryOrDeadLetter handles a message a client sends to %RETRY%<group>
-// itself (the Go client's fallback when CONSUMER_SEND_MSG_BACK fails): past
-// the max reconsume times it goes to %DLQ%<group> without delay.
-func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHeader) *remoting.Command {
-	maxTimes := h.MaxReconsumeTimes
-	if maxTimes <= 0 {
-		maxTimes = b.cfg.MaxReconsumeTimes
+// itself (the Go client's fallback when CONSUMER_SEND_MSG_BACK fails): once
+// its reconsumeTimes exceeds the max it goes to %DLQ%<group> without delay.
+// As in Java's SendMessageProcessor the test is reconsumeTimes > max (the
+// sender already counted this attempt: the Go client sends the stored
+// count + 1), where CONSUMER_SEND_MSG_BACK tests the stored count ≥ max;
+// the max is the header's maxReconsumeTimes when present, else the
+// broker's.
+func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHeader, ext remoting.ExtFields) *remoting.Command {
+	maxTimes := b.cfg.MaxReconsumeTimes
+	if _, ok := ext["l"]; ok {
+		maxTimes = h.MaxReconsumeTimes
+	} else if _, ok := ext["maxReconsumeTimes"]; ok {
+		maxTimes = h.MaxReconsumeTimes
 	}
-	if m.ReconsumeTimes < maxTimes {
+	if m.ReconsumeTimes <= maxTimes {
 		return nil
 	}
 	group := strings.TrimPrefix(m.Topic, record.RetryTopicPrefix)

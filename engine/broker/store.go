@@ -31,6 +31,11 @@ type MessageStore interface {
 	MaxOffset(topic string, queueID int32) int64
 	// MinOffset is the smallest queue offset still stored.
 	MinOffset(topic string, queueID int32) int64
+	// InMemory reports whether the message at queue offset of (topic,
+	// queueID) is still stored and held in memory by the store's own
+	// measure (Java's checkInMemByConsumeOffset with a batch of one);
+	// false when the queue has no message there.
+	InMemory(topic string, queueID int32, offset int64) bool
 	// OffsetByTime is the queue offset of the first message stored at or
 	// after timestampMs (the max offset if none).
 	OffsetByTime(topic string, queueID int32, timestampMs int64) int64

@@ -129,6 +129,19 @@ func (a storeAdapter) Get(group, topic string, queueID int32, offset int64, maxM
 	return out
 }
 
+// InMemory reads the unit at offset and applies the store's in-memory
+// measure to its record, the one pulls use for their transfer caps: within
+// AccessMessageInMemoryMaxRatio (40 %) of RAM from the commit log's end
+// (RocketMQ's estimateInMemByCommitOffset, and 4.x's test for this very
+// question, checkInDiskByConsumeOffset). A pull of that one message
+// reports it: its SuggestPullingFromSlave is set exactly when the record
+// lies beyond the in-memory window.
+func (a storeAdapter) InMemory(topic string, queueID int32, offset int64) bool {
+	res, err := a.s.GetMessage("", topic, queueID, offset, 1, maxPullBytes, nil)
+	return err == nil && res.Status == store.Found && len(res.Messages) == 1 &&
+		res.Messages[0].QueueOffset == offset && !res.SuggestPullingFromSlave
+}
+
 func (a storeAdapter) MaxOffset(topic string, queueID int32) int64 {
 	return a.s.GetMaxOffsetInQueue(topic, queueID)
 }

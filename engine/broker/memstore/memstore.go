@@ -253,6 +253,15 @@ func (s *Store) MinOffset(topic string, queueID int32) int64 {
 	return 0
 }
 
+// InMemory implements broker.MessageStore: every stored message is in
+// memory here.
+func (s *Store) InMemory(topic string, queueID int32, offset int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	q := s.mu.queues[queueKey{topic, queueID}]
+	return q != nil && offset >= q.min && offset < q.max()
+}
+
 // Truncate forgets the queue's messages below minOffset (as cleaning
 // would), for OFFSET_TOO_SMALL paths.
 func (s *Store) Truncate(topic string, queueID int32, minOffset int64) {
