@@ -10,7 +10,9 @@
 //	       is running (the leader); everyone who arrives while a flush runs
 //	       is served by the next single flush, which one of them runs. An
 //	       append is acknowledged once the flushed position passes its end,
-//	       or fails with ErrTimeout after SyncFlushTimeout (5 s).
+//	       or fails with ErrTimeout after SyncFlushTimeout (5 s). With
+//	       CoalesceWait the leader first waits (bounded) until the last
+//	       round's producers are back, so a flush carries all of them.
 //	rmqgroup  RocketMQ GroupCommitService: committers queue a request and
 //	       kick one flusher goroutine, which swaps its double-buffered
 //	       request lists and serves the read list with one flush.
@@ -36,7 +38,8 @@ import (
 // far durable and returns the new flushed position. WrittenPos is the
 // appended end: every byte appended so far, whether or not anyone will
 // Commit it; a policy flushes when WrittenPos passes its flushed position.
-// Both may be called concurrently with appends and with each other.
+// A policy calls Flush from one goroutine at a time; WrittenPos may be
+// called at any time, concurrently with appends and with Flush.
 type Flusher interface {
 	Flush() (flushedPos int64, err error)
 	WrittenPos() int64
