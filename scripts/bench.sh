@@ -9,7 +9,8 @@
 # Environment: COUNT (5), BENCH ('Append|RawPath'), PKGS (./engine/commitlog),
 # BENCHTIME (1s), FIO_RUNTIME (seconds per fio run, 10), FIO_SIZE (fio file, 1g),
 # FIO=0 skips fio (P3 is then reported missing), TMPDIR (where the benchmarks
-# and fio write; both use the same file system), OUT (results root, results/bench).
+# and fio write; both use the same file system), OUT (results root, results/bench),
+# PROFILE=1 adds CPU profiles of the P1 and P3 rows (PROFILE_TIME each, 5s).
 #
 # Output, under results/bench/<stamp>/:
 #   manifest.json   commit, dirty flag, kernel, CPU, store file system/device, Go, config
@@ -19,6 +20,8 @@
 #   by-path.txt     benchstat -col /path bench.txt
 #   by-flush.txt    benchstat -table .name -col /flush -row /path,/size,/conc bench.txt
 #   ratios.txt      P1–P3: median and min–max over the counts (ratios.json with the per-count values)
+#   cpu-*.prof      with PROFILE=1: CPU profiles of the P1/P3 rows (symbolized; go tool pprof
+#                   reads them alone), cpu-*.top.txt their pprof -top, cpu-*.bench.txt the runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${COUNT:-5}
@@ -28,6 +31,8 @@ BENCHTIME=${BENCHTIME:-1s}
 FIO=${FIO:-1}
 FIO_RUNTIME=${FIO_RUNTIME:-10}
 FIO_SIZE=${FIO_SIZE:-1g}
+PROFILE=${PROFILE:-0}
+PROFILE_TIME=${PROFILE_TIME:-5s}
 tmp=${TMPDIR:-/tmp}
 
 work=$(mktemp -d "$tmp/brokerlab-bench.XXXXXX")
@@ -61,17 +66,40 @@ ratio_inputs=("$out/bench.txt")
 if [ "$FIO" != 0 ]; then
   if command -v fio >/dev/null; then
     fiodir=$(mktemp -d "$tmp/brokerlab-fio.XXXXXX")
+    fios=()
     for i in $(seq 1 "$COUNT"); do
-      fio --name=ceiling --directory="$fiodir" --rw=write --bs=64k --ioengine=libaio --iodepth=4 --direct=1 \
+      if fio --name=ceiling --directory="$fiodir" --rw=write --bs=64k --ioengine=libaio --iodepth=4 --direct=1 \
         --size="$FIO_SIZE" --runtime="$FIO_RUNTIME" --time_based --unlink=1 \
-        --output-format=json --output="$out/fio-$i.json"
+        --output-format=json --output="$out/fio-$i.json"; then
+        fios+=("$out/fio-$i.json")
+      else
+        echo "fio run $i failed (see $out/fio-$i.json); it is left out of P3" >&2
+      fi
     done
-    rmdir "$fiodir"
-    "$bl" benchratio fio --set fs="$(stat -f -c %T "$tmp")" --set fio-dir="$tmp" "$out"/fio-*.json | tee "$out/fio.txt"
-    ratio_inputs+=("$out/fio.txt")
+    rm -rf "$fiodir"
+    if [ ${#fios[@]} -gt 0 ]; then
+      "$bl" benchratio fio --set fs="$(stat -f -c %T "$tmp")" --set fio-dir="$tmp" "${fios[@]}" | tee "$out/fio.txt"
+      ratio_inputs+=("$out/fio.txt")
+    fi
   else
     echo "fio is not installed (apt-get install fio): P3 has no ceiling" >&2
   fi
+fi
+
+# PROFILE=1: a CPU profile of each P1 row (Append, async, 1 KiB, 1 producer,
+# per path in bench.txt) and of the P3 row, with pprof's top entries beside it.
+if [ "$PROFILE" != 0 ]; then
+  go test -c -o "$work/commitlog.test" ./engine/commitlog
+  paths=$(sed -n 's|^BenchmarkAppend/path=\([a-z]*\)/flush=async/size=1024/conc=1-.*|\1|p' "$out/bench.txt" | sort -u)
+  rows=()
+  for p in $paths; do rows+=("path=$p/flush=async/size=1024/conc=1"); done
+  rows+=("path=direct/flush=async/size=65536/conc=4")
+  for row in "${rows[@]}"; do
+    name=Append_$(echo "$row" | tr '/=' '_-')
+    "$work/commitlog.test" -test.run '^$' -test.bench "^BenchmarkAppend\$/$row\$" -test.benchtime "$PROFILE_TIME" \
+      -test.cpuprofile "$out/cpu-$name.prof" >"$out/cpu-$name.bench.txt"
+    go tool pprof -top -nodecount=30 "$work/commitlog.test" "$out/cpu-$name.prof" >"$out/cpu-$name.top.txt" 2>/dev/null || true
+  done
 fi
 
 BENCHSTAT="go run golang.org/x/perf/cmd/benchstat"

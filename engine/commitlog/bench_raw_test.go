@@ -15,12 +15,12 @@ import (
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
 
-// rawFlushes are the flush cadences the raw baseline implements (see the
+// baselineFlushes are the flush cadences the raw baseline implements (see the
 // file comment of bench_test.go); each is the ceiling of the commit-log
 // policy of the same name.
-var rawFlushes = []flush.Kind{flush.Sync, flush.Async, flush.Group}
+var baselineFlushes = []flush.Kind{flush.Sync, flush.Async, flush.Group}
 
-// rawLog is the fair raw baseline: the least a commit log must do to store
+// baselineLog is the fair raw baseline: the least a commit log must do to store
 // an encoded record through a write path and make it durable with a given
 // cadence. It writes the log's on-disk format (records, end-of-segment
 // blank and padding) into a segment.Queue configured as the log configures
@@ -29,7 +29,7 @@ var rawFlushes = []flush.Kind{flush.Sync, flush.Async, flush.Group}
 // Concurrency: append may be called from many goroutines; mu serializes the
 // appends (the log's append lock); flushMu serializes flushes, which run
 // concurrently with at most one append (the iopath contract).
-type rawLog struct {
+type baselineLog struct {
 	q     *segment.Queue
 	kind  flush.Kind
 	meter *flushMeter
@@ -54,21 +54,21 @@ type rawLog struct {
 	stop, done         chan struct{}
 }
 
-// rawZeros backs the padding after an end-of-segment blank.
-var rawZeros = make([]byte, 1<<20)
+// baselineZeros backs the padding after an end-of-segment blank.
+var baselineZeros = make([]byte, 1<<20)
 
-// errRawClosed is returned by append after close.
-var errRawClosed = errors.New("commitlog bench: raw log closed")
+// errBaselineClosed is returned by append after close.
+var errBaselineClosed = errors.New("commitlog bench: raw log closed")
 
-// openRaw opens a raw log over a new segment queue in dir. Async's loop uses
+// openBaseline opens a raw log over a new segment queue in dir. Async's loop uses
 // RocketMQ's defaults (flush.DefaultConfig).
-func openRaw(dir string, path iopath.Kind, kind flush.Kind, segSize int64, io iopath.Config, meter *flushMeter) (*rawLog, error) {
+func openBaseline(dir string, path iopath.Kind, kind flush.Kind, segSize int64, io iopath.Config, meter *flushMeter) (*baselineLog, error) {
 	q, err := segment.Open(segment.Config{FS: vfs.Default, Dir: dir, Size: segSize, Path: path, IO: io, PreallocateNext: true}, nil)
 	if err != nil {
 		return nil, err
 	}
 	d := flush.DefaultConfig(flush.Async)
-	r := &rawLog{q: q, kind: kind, meter: meter, interval: d.Interval, thorough: d.ThoroughInterval,
+	r := &baselineLog{q: q, kind: kind, meter: meter, interval: d.Interval, thorough: d.ThoroughInterval,
 		leastBytes: int64(d.LeastPages) * flush.PageSize}
 	r.cond = sync.NewCond(&r.gmu)
 	if kind == flush.Async {
@@ -80,7 +80,7 @@ func openRaw(dir string, path iopath.Kind, kind flush.Kind, segSize int64, io io
 // startAsync starts the background flush loop: every interval, flush if at
 // least leastBytes are dirty, or anything dirty once thorough has passed
 // since the last flush that covered everything.
-func (r *rawLog) startAsync() {
+func (r *baselineLog) startAsync() {
 	r.stop, r.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(r.done)
@@ -108,14 +108,14 @@ func (r *rawLog) startAsync() {
 	}()
 }
 
-func (r *rawLog) getErr() error {
+func (r *baselineLog) getErr() error {
 	if p := r.err.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-func (r *rawLog) setErr(err error) error {
+func (r *baselineLog) setErr(err error) error {
 	r.err.CompareAndSwap(nil, &err)
 	return r.getErr()
 }
@@ -123,7 +123,7 @@ func (r *rawLog) setErr(err error) error {
 // append stores the encoded record rec (its QUEUEOFFSET, PHYSICALOFFSET and
 // STORETIMESTAMP are patched in place) and returns when the cadence's
 // durability promise holds. It returns the log end after rec.
-func (r *rawLog) append(rec []byte) (int64, error) {
+func (r *baselineLog) append(rec []byte) (int64, error) {
 	r.mu.Lock()
 	end, err := r.appendLocked(rec)
 	if err == nil && r.kind == flush.Sync {
@@ -138,7 +138,7 @@ func (r *rawLog) append(rec []byte) (int64, error) {
 
 // appendLocked writes rec at the end, rolling (after an end-of-segment
 // blank) when rec and a blank would not fit. REQUIRES: mu held.
-func (r *rawLog) appendLocked(rec []byte) (int64, error) {
+func (r *baselineLog) appendLocked(rec []byte) (int64, error) {
 	if err := r.getErr(); err != nil {
 		return 0, err
 	}
@@ -171,7 +171,7 @@ func (r *rawLog) appendLocked(rec []byte) (int64, error) {
 }
 
 // roll starts the segment after prev (or the first). REQUIRES: mu held.
-func (r *rawLog) roll(prev *segment.Segment) (*segment.Segment, error) {
+func (r *baselineLog) roll(prev *segment.Segment) (*segment.Segment, error) {
 	var start int64
 	if prev != nil {
 		start = prev.End()
@@ -186,15 +186,15 @@ func (r *rawLog) roll(prev *segment.Segment) (*segment.Segment, error) {
 
 // writeBlank fills the rest of the segment with the blank record and
 // zeros, as the log does. REQUIRES: mu held.
-func (r *rawLog) writeBlank(app iopath.Appender, rem int64) error {
+func (r *baselineLog) writeBlank(app iopath.Appender, rem int64) error {
 	var hdr [record.BlankMinLen]byte
 	record.PutBlank(hdr[:], int32(rem))
 	if _, err := app.Append(hdr[:]); err != nil {
 		return r.setErr(fmt.Errorf("raw blank: %w", err))
 	}
 	for left := rem - record.BlankMinLen; left > 0; {
-		n := min(left, int64(len(rawZeros)))
-		if _, err := app.Append(rawZeros[:n]); err != nil {
+		n := min(left, int64(len(baselineZeros)))
+		if _, err := app.Append(baselineZeros[:n]); err != nil {
 			return r.setErr(fmt.Errorf("raw padding: %w", err))
 		}
 		left -= n
@@ -204,7 +204,7 @@ func (r *rawLog) writeBlank(app iopath.Appender, rem int64) error {
 
 // flush makes everything written so far durable: every segment with
 // unflushed bytes, oldest first. Each flush that ran is recorded in meter.
-func (r *rawLog) flush() (int64, error) {
+func (r *baselineLog) flush() (int64, error) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if err := r.getErr(); err != nil {
@@ -242,7 +242,7 @@ func (r *rawLog) flush() (int64, error) {
 // groupCommit returns once end is flushed: the caller flushes itself when
 // no flush is running, otherwise it waits for the running one and, if that
 // did not cover it, for (or as) the next.
-func (r *rawLog) groupCommit(end int64) error {
+func (r *baselineLog) groupCommit(end int64) error {
 	r.gmu.Lock()
 	defer r.gmu.Unlock()
 	for r.flushed.Load() < end {
@@ -267,13 +267,13 @@ func (r *rawLog) groupCommit(end int64) error {
 }
 
 // close stops the async loop and closes the segments (flushing nothing).
-func (r *rawLog) close() error {
+func (r *baselineLog) close() error {
 	if r.stop != nil {
 		close(r.stop)
 		<-r.done
 		r.stop = nil
 	}
-	r.setErr(errRawClosed)
+	r.setErr(errBaselineClosed)
 	return r.q.Close()
 }
 
@@ -282,7 +282,7 @@ func (r *rawLog) close() error {
 // BenchmarkRawPath/path=X/flush=Y/size=S/conc=C.
 func BenchmarkRawPath(b *testing.B) {
 	for _, path := range iopath.Kinds() {
-		for _, pol := range rawFlushes {
+		for _, pol := range baselineFlushes {
 			for _, c := range benchCells() {
 				name := fmt.Sprintf("path=%s/flush=%s/%s", path, pol, c)
 				b.Run(name, func(b *testing.B) { benchRaw(b, path, pol, c.size, c.conc) })
@@ -293,7 +293,7 @@ func BenchmarkRawPath(b *testing.B) {
 
 func benchRaw(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
 	var meter flushMeter
-	r, err := openRaw(SegmentDir(b.TempDir()), path, pol, *benchSeg, benchIO(b, path, *benchSeg), &meter)
+	r, err := openBaseline(SegmentDir(b.TempDir()), path, pol, *benchSeg, benchIO(b, path, *benchSeg), &meter)
 	if err != nil {
 		if isUnsupported(err) {
 			b.Skipf("path %s unsupported here: %v", path, err)
@@ -338,12 +338,12 @@ func TestRawBaseline(t *testing.T) {
 		size    = 1000
 	)
 	for _, path := range iopath.Kinds() {
-		for _, pol := range rawFlushes {
+		for _, pol := range baselineFlushes {
 			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
 				dir := t.TempDir()
 				io := benchIO(t, path, segSize)
 				var meter flushMeter
-				r, err := openRaw(SegmentDir(dir), path, pol, segSize, io, &meter)
+				r, err := openBaseline(SegmentDir(dir), path, pol, segSize, io, &meter)
 				if isUnsupported(err) {
 					t.Skipf("path %s unsupported here: %v", path, err)
 				}
