@@ -111,6 +111,9 @@ func (s *Store) admit() error {
 	if s.diskFull.Load() {
 		return statusErr(ServiceNotAvailable, ErrDiskFull)
 	}
+	if s.slave.Load() {
+		return statusErr(ServiceNotAvailable, ErrSlave)
+	}
 	return nil
 }
 

@@ -46,6 +46,7 @@ type Store struct {
 
 	stripes  [topicQueueLockNum]queueStripe
 	diskFull atomic.Bool
+	slave    atomic.Bool // a replica: puts refused, the log grows by ReplicaAppend (ha.go)
 
 	disp     dispatcher
 	arriving atomic.Pointer[func(topic string, queueID int32, maxOffset int64)]
