@@ -40,7 +40,7 @@ type Log struct {
 
 	scratch sync.Pool // *[]byte encode buffers
 
-	st logCounters
+	st  logCounters
 	raw rawState // replica appends (raw.go)
 	// recovered describes what Open found.
 	recovered OpenReport
