@@ -20,7 +20,9 @@ const directStageBytes = 256 << 10
 
 // directBuffers is how many staging buffers a direct segment has: one
 // filled by Append while the others are queued for or under their write.
-const directBuffers = 4
+// They are consecutive in one mapping and used in turn, so the writer can
+// write several queued spans with one pwrite.
+const directBuffers = 8
 
 // directReadChunk is the most one uncached O_DIRECT read asks for.
 const directReadChunk = 64 << 10
@@ -90,8 +92,10 @@ type directAppender struct {
 	align    int64
 	stageCap int64
 
-	bufs     []stageBuf // fixed at open
-	flushBuf []byte     // Flush's and Close's padded copy of the tail (one flush at a time)
+	bufs     []stageBuf               // fixed at open; bufs[i].mem = stageMem[i*stageCap:(i+1)*stageCap]
+	stageMem []byte                   // one anonymous mapping holding every buffer
+	flushBuf []byte                   // Flush's and Close's padded copy of the tail (one flush at a time)
+	batch    [directBuffers]directJob // the writer's current batch (writer goroutine only)
 
 	stageMu  sync.Mutex
 	cur      int                // buffer of the current span; -1 while Append waits for one or once full; guarded by stageMu
@@ -183,15 +187,15 @@ func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
 	if wrotePos == a.size {
 		return nil // full: read-only, no buffers, no writer
 	}
+	var err error
+	if a.stageMem, err = anonMap(directBuffers * int(a.stageCap)); err != nil {
+		return err
+	}
 	a.bufs = make([]stageBuf, directBuffers)
 	for i := range a.bufs {
-		mem, err := anonMap(int(a.stageCap))
-		if err != nil {
-			return err
-		}
-		a.bufs[i].mem = mem
+		lo, hi := int64(i)*a.stageCap, int64(i+1)*a.stageCap
+		a.bufs[i].mem = a.stageMem[lo:hi:hi]
 	}
-	var err error
 	if a.flushBuf, err = anonMap(int(a.stageCap)); err != nil {
 		return err
 	}
@@ -210,17 +214,12 @@ func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
 	a.cur = 0
 	a.memLow.Store(stageOff)
 	if cfg.Warm {
-		touchPages(b.mem, wrotePos-b.base)
-		for i := 1; i < len(a.bufs); i++ {
-			touchPages(a.bufs[i].mem, 0)
-		}
+		touchPages(a.stageMem, wrotePos-b.base)
 		touchPages(a.flushBuf, 0)
 	}
 	if cfg.Mlock {
-		for i := range a.bufs {
-			if err := lockMemory(a.bufs[i].mem, "direct staging buffer"); err != nil {
-				return err
-			}
+		if err := lockMemory(a.stageMem, "direct staging buffers"); err != nil {
+			return err
 		}
 		if err := lockMemory(a.flushBuf, "direct flush buffer"); err != nil {
 			return err
@@ -282,7 +281,7 @@ func (a *directAppender) rotate() error {
 	i := a.cur
 	b := &a.bufs[i]
 	end := b.end
-	a.queue <- directJob{kind: jobBuffer, buf: i, off: b.clean, data: b.mem[b.clean-b.base : b.end-b.base], end: end}
+	a.queue <- directJob{kind: jobBuffer, buf: i, base: b.base, off: b.clean, data: b.mem[b.clean-b.base : b.end-b.base], end: end}
 	a.inflight[(a.head+a.nfly)%directBuffers] = i
 	a.nfly++
 	a.cur = -1

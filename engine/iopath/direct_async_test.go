@@ -126,6 +126,7 @@ func TestDirectReadLayers(t *testing.T) {
 	path := segPath(t)
 	a := openDirectOrSkip(t, gateFS{vfs.Default, g}, path, size, 0, cache)
 	defer a.Close()
+	defer g.release() // before Close, should the test fail while the gate is held
 	if a.stageCap != 256<<10 {
 		t.Fatalf("staging buffers of %d bytes, want 256 KiB", a.stageCap)
 	}
@@ -147,11 +148,14 @@ func TestDirectReadLayers(t *testing.T) {
 		t.Fatalf("reads of staged bytes: %+v", s)
 	}
 
-	// Back pressure: span 3 fills and every buffer is queued; the Append
-	// that needs span 4 waits for the device, and a Flush waits with it.
+	// Back pressure: the last buffer's span fills and every buffer is
+	// queued; the Append that needs one more span waits for the device,
+	// and a Flush waits with it.
+	const span = 256 << 10
+	const total = directBuffers*span + 76<<10
 	appended := make(chan error, 1)
 	go func() {
-		_, err := a.Append(src[600<<10 : 1100<<10])
+		_, err := a.Append(src[600<<10 : total])
 		appended <- err
 	}()
 	waitFor(t, "an Append to wait for a buffer", func() bool { return st().StageWaits == 1 })
@@ -174,14 +178,14 @@ func TestDirectReadLayers(t *testing.T) {
 	if err := <-flushed; err != nil {
 		t.Fatal(err)
 	}
-	if fp, err := a.Flush(); err != nil || fp != 1100<<10 {
+	if fp, err := a.Flush(); err != nil || fp != total {
 		t.Fatalf("Flush = %d, %v", fp, err)
 	}
-	// Spans 0..3 are written and retired; span 4 is current.
-	waitFor(t, "spans 0..3 to retire", func() bool { return a.memLow.Load() == 1<<20 })
+	// Every span but the current one is written and retired.
+	waitFor(t, "the full spans to retire", func() bool { return a.memLow.Load() == directBuffers*span })
 	before := st()
-	checkRead(t, a, src, 800<<10, 224<<10) // span 3: the ring
-	checkRead(t, a, src, 1<<20, 76<<10)    // span 4: staging (already written, still buffered)
+	checkRead(t, a, src, directBuffers*span-224<<10, 224<<10) // the last full span: the ring
+	checkRead(t, a, src, directBuffers*span, 76<<10)          // the current span: staging (already written, still buffered)
 	s := st()
 	if s.RingHits-before.RingHits != 4 || s.StagingHits-before.StagingHits != 1 || s.DeviceReads != before.DeviceReads {
 		t.Fatalf("ring/staging reads: before %+v after %+v", before, s)
@@ -199,17 +203,17 @@ func TestDirectReadLayers(t *testing.T) {
 		t.Fatalf("second cold read did not hit ristretto: %+v", s2)
 	}
 	// One read across device/cache, ring and staging.
-	checkRead(t, a, src, 0, 1100<<10)
+	checkRead(t, a, src, 0, total)
 
 	// Without a cache every byte below the buffers comes from the device.
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkFile(t, path, src[:1100<<10])
-	b := openDirectOrSkip(t, vfs.Default, path, size, 1100<<10, nil)
+	checkFile(t, path, src[:total])
+	b := openDirectOrSkip(t, vfs.Default, path, size, total, nil)
 	defer b.Close()
-	checkRead(t, b, src, 0, 1100<<10)
-	if s := b.IOStats(); s.DeviceReadBytes < 1100<<10 || s.StagingHits != 0 {
+	checkRead(t, b, src, 0, total)
+	if s := b.IOStats(); s.DeviceReadBytes < total || s.StagingHits != 0 {
 		t.Fatalf("uncached reads after reopen: %+v", s)
 	}
 }
@@ -338,11 +342,12 @@ func TestDirectWaitingAppendGetsWriterError(t *testing.T) {
 	inj := faultfs.NewInjector(1)
 	a := openDirectOrSkip(t, gateFS{faultfs.Wrap(vfs.Default, inj), g}, segPath(t), 4<<20, 0, nil)
 	defer a.Close()
+	defer g.release()
 	src := randomBytes(24, 4<<20)
 	g.hold()
 	done := make(chan error, 1)
 	go func() {
-		_, err := a.Append(src[:1200<<10]) // needs a fifth span: waits
+		_, err := a.Append(src[:directBuffers*256<<10+1]) // needs one span more than there are buffers: waits
 		done <- err
 	}()
 	waitFor(t, "the Append to wait for a buffer", func() bool { return a.IOStats().StageWaits == 1 })
@@ -365,6 +370,7 @@ func TestDirectCloseDrains(t *testing.T) {
 	g := &gate{}
 	path := segPath(t)
 	a := openDirectOrSkip(t, gateFS{vfs.Default, g}, path, 2<<20, 0, nil)
+	defer g.release()
 	src := randomBytes(25, 2<<20)
 	g.hold()
 	appendAll(t, a, src[:700<<10], 1, 5000)
@@ -383,8 +389,8 @@ func TestDirectCloseDrains(t *testing.T) {
 	if !writerStopped(a) {
 		t.Fatal("the writer goroutine is still running after Close")
 	}
-	if got := a.IOStats().WriteCalls; got != 3 {
-		t.Fatalf("Close made %d writes, want spans 0 and 1 and the tail", got)
+	if got := a.IOStats().WriteBytes; got != 700<<10 {
+		t.Fatalf("Close wrote %d bytes, want spans 0 and 1 and the tail, 700 KiB", got)
 	}
 	checkFile(t, path, src[:700<<10])
 }
@@ -562,4 +568,26 @@ func TestDirectConcurrentWithCache(t *testing.T) {
 	}
 	checkRead(t, a, src, 0, size)
 	t.Logf("%+v", a.IOStats())
+}
+
+// TestDirectCoalescedWrites: spans queued behind a slow write go to the
+// device in one pwrite (their buffers are adjacent in memory).
+func TestDirectCoalescedWrites(t *testing.T) {
+	g := &gate{}
+	path := segPath(t)
+	a := openDirectOrSkip(t, gateFS{vfs.Default, g}, path, 4<<20, 0, nil)
+	defer a.Close()
+	defer g.release()
+	src := randomBytes(29, 1<<20)
+	g.hold()
+	appendAll(t, a, src, 1, 9000) // spans 0..3 queued, span 4 current and empty
+	waitFor(t, "the first write", func() bool { return g.entered.Load() == 1 })
+	g.release()
+	if fp, err := a.Flush(); err != nil || fp != 1<<20 {
+		t.Fatalf("Flush = %d, %v", fp, err)
+	}
+	if s := a.IOStats(); s.WriteCalls != 2 || s.WriteBytes != 1<<20 {
+		t.Fatalf("4 spans took %d writes of %d bytes in all, want 2 writes (the held one and the rest)", s.WriteCalls, s.WriteBytes)
+	}
+	checkFile(t, path, src)
 }

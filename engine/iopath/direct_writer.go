@@ -15,27 +15,62 @@ const (
 type directJob struct {
 	kind jobKind
 	buf  int    // jobBuffer: the buffer's index
+	base int64  // jobBuffer: the buffer's span start
 	off  int64  // file offset of data (a multiple of the alignment)
 	data []byte // bytes to write at off (whole aligned blocks)
 	end  int64  // the written position once data is on disk
 }
 
 // writer is the goroutine that performs the direct path's device writes,
-// in queue order. It exits when the queue is closed (Close) or once the
-// last span of the segment is written.
+// in queue order. Buffer jobs that are queued back to back, for
+// consecutive spans held by consecutive buffers, are written with one
+// pwrite (the buffers are adjacent in memory): when the device is slower
+// than the appender, writes grow up to directBuffers-1 spans. It exits when
+// the queue is closed (Close) or once the last span of the segment is
+// written.
 func (a *directAppender) writer() {
 	defer close(a.writerDone)
-	for j := range a.queue {
-		if a.do(j) {
+	var next directJob
+	haveNext, open := false, true
+	for open || haveNext {
+		var j directJob
+		if haveNext {
+			j, haveNext = next, false
+		} else if j, open = <-a.queue; !open {
+			return
+		}
+		batch := append(a.batch[:0], j)
+		for j.kind == jobBuffer && open && !haveNext {
+			select {
+			case n, ok := <-a.queue:
+				switch {
+				case !ok:
+					open = false
+				case a.adjacent(batch[len(batch)-1], n):
+					batch = append(batch, n)
+				default:
+					next, haveNext = n, true
+				}
+				continue
+			default:
+			}
+			break
+		}
+		if a.do(batch) {
 			// The segment is full and written: answer a flush queued
 			// before the last span retired, and stop.
-			for {
+			for open || haveNext {
+				if haveNext {
+					a.do(append(a.batch[:0], next))
+					haveNext = false
+					continue
+				}
 				select {
-				case j, ok := <-a.queue:
+				case n, ok := <-a.queue:
 					if !ok {
 						return
 					}
-					a.do(j)
+					a.do(append(a.batch[:0], n))
 				default:
 					return
 				}
@@ -44,13 +79,26 @@ func (a *directAppender) writer() {
 	}
 }
 
-// do performs one job; it reports whether it retired the segment's last
-// span.
-func (a *directAppender) do(j directJob) (last bool) {
+// adjacent reports whether buffer job n continues buffer job p in the file
+// and in memory, so that one pwrite can write both.
+func (a *directAppender) adjacent(p, n directJob) bool {
+	return n.kind == jobBuffer && n.buf == p.buf+1 && p.end == p.base+a.stageCap && n.off == p.end && n.base == n.off
+}
+
+// do performs one batch (a single tail or barrier job, or adjacent buffer
+// jobs); it reports whether it retired the segment's last span.
+func (a *directAppender) do(batch []directJob) (last bool) {
+	first, end := batch[0], batch[len(batch)-1]
 	err := a.sticky.get()
-	if err == nil && j.kind != jobBarrier {
-		_, werr := a.file.WriteAt(j.data, j.off)
-		a.countWrite(len(j.data))
+	if err == nil && first.kind != jobBarrier {
+		data := first.data
+		if len(batch) > 1 {
+			lo := int64(first.buf)*a.stageCap + first.off - first.base
+			hi := int64(end.buf)*a.stageCap + end.end - end.base
+			data = a.stageMem[lo:hi]
+		}
+		_, werr := a.file.WriteAt(data, first.off)
+		a.countWrite(len(data))
 		if werr != nil {
 			err = a.fail(werr)
 		}
@@ -59,17 +107,20 @@ func (a *directAppender) do(j directJob) (last bool) {
 		// Stop writing: nothing is written past a hole. Queued buffers stay
 		// in the in-flight list, readable; a waiting Append gives up.
 		a.deadOnce.Do(func() { close(a.dead) })
-	} else if j.end > a.written.Load() {
-		a.written.Store(j.end) // only this goroutine stores written
+	} else if end.end > a.written.Load() {
+		a.written.Store(end.end) // only this goroutine stores written
 	}
-	if j.kind != jobBuffer {
+	if first.kind != jobBuffer {
 		a.flushDone <- err
 		return false
 	}
 	if err != nil {
 		return false
 	}
-	return a.retire(j.buf)
+	for _, j := range batch {
+		last = a.retire(j.buf)
+	}
+	return last
 }
 
 // retire hands buffer i, just written, to the ring of recent blocks and
@@ -111,13 +162,11 @@ func (a *directAppender) releaseBuffers() error {
 // writer job that could touch a buffer (the segment is full and written,
 // or the appender is closing).
 func (a *directAppender) releaseBuffersLocked() error {
-	var errs []error
 	for i := range a.bufs {
-		errs = append(errs, anonUnmap(a.bufs[i].mem))
 		a.bufs[i].mem = nil
 	}
-	errs = append(errs, anonUnmap(a.flushBuf))
-	a.flushBuf = nil
+	err1, err2 := anonUnmap(a.stageMem), anonUnmap(a.flushBuf)
+	a.stageMem, a.flushBuf = nil, nil
 	a.cur = -1
-	return errors.Join(errs...)
+	return errors.Join(err1, err2)
 }

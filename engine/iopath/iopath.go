@@ -15,10 +15,13 @@
 //	        before a Flush); Flush = commit + fdatasync. Reads of bytes not
 //	        yet committed are served from the buffer.
 //	direct  O_DIRECT with the alignment from statx(STATX_DIOALIGN) (4096 when
-//	        unknown). Appends fill an aligned staging buffer; full aligned
-//	        blocks are written as they fill; Flush writes the partial tail
-//	        block padded to the alignment (rewritten by the next Flush), then
-//	        fdatasync. Reads go through an optional BlockCache (ristretto).
+//	        unknown). Appends fill aligned staging buffers; a writer
+//	        goroutine writes full ones in the background (Append waits only
+//	        when every buffer is in flight); Flush writes the partial tail
+//	        block padded to the alignment (rewritten by the next write of
+//	        it) through the same queue, then fdatasync. Reads of unwritten
+//	        bytes come from the buffers, recent blocks from the optional
+//	        BlockCache's ring, colder ones from its ristretto cache.
 //	uncached buffered pwritev2(2) with RWF_DONTCACHE per Append (Linux >=
 //	        6.14): through the page cache, pages dropped once written
 //	        back; Flush = fdatasync. Open fails with ErrUnsupported where
