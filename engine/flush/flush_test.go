@@ -185,7 +185,10 @@ func TestUnwaitedAppendsAreFlushed(t *testing.T) {
 			}
 			end := f.append(n)
 			eventually(t, "the un-waited append to be flushed", func() bool {
-				return f.flushed.Load() == end && p.FlushedPos() == end
+				mu.Lock()
+				defer mu.Unlock()
+				// OnFlush runs after the position is published.
+				return f.flushed.Load() == end && p.FlushedPos() == end && len(events) > 0
 			})
 			mu.Lock()
 			defer mu.Unlock()

@@ -2,6 +2,7 @@ package flush
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -134,64 +135,69 @@ func TestGroupCommitDoesNotAllocate(t *testing.T) {
 			t.Fatalf("%v allocations per commit", a)
 		}
 	})
-	t.Run("waiters", func(t *testing.T) {
-		if raceEnabled {
-			t.Skip("the race detector allocates on channel and mutex operations; run without -race")
-		}
-		f := &fakeLog{delay: 50 * time.Microsecond}
-		cfg := DefaultConfig(Group)
-		cfg.TickInterval = time.Hour
-		p := newPolicy(t, f, cfg)
-		const workers = 8
-		start := make([]chan struct{}, workers)
-		fin := make(chan error, workers)
-		for i := range start {
-			start[i] = make(chan struct{})
-			go func(c chan struct{}) {
-				for range c {
-					var err error
-					for j := 0; j < 4; j++ {
-						if err = p.Commit(context.Background(), f.append(10)); err != nil {
-							break
-						}
+	for _, coalesce := range []time.Duration{0, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("waiters/coalesce=%v", coalesce), func(t *testing.T) { groupWaitersAllocs(t, coalesce) })
+	}
+}
+
+func groupWaitersAllocs(t *testing.T, coalesce time.Duration) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on channel and mutex operations; run without -race")
+	}
+	f := &fakeLog{delay: 50 * time.Microsecond}
+	cfg := DefaultConfig(Group)
+	cfg.TickInterval = time.Hour
+	cfg.CoalesceWait = coalesce
+	p := newPolicy(t, f, cfg)
+	const workers = 8
+	start := make([]chan struct{}, workers)
+	fin := make(chan error, workers)
+	for i := range start {
+		start[i] = make(chan struct{})
+		go func(c chan struct{}) {
+			for range c {
+				var err error
+				for j := 0; j < 4; j++ {
+					if err = p.Commit(context.Background(), f.append(10)); err != nil {
+						break
 					}
-					fin <- err
 				}
-			}(start[i])
-		}
-		defer func() {
-			for _, c := range start {
-				close(c)
+				fin <- err
 			}
-		}()
-		round := func() {
-			for _, c := range start {
-				c <- struct{}{}
+		}(start[i])
+	}
+	defer func() {
+		for _, c := range start {
+			close(c)
+		}
+	}()
+	round := func() {
+		for _, c := range start {
+			c <- struct{}{}
+		}
+		for range start {
+			if err := <-fin; err != nil {
+				t.Fatal(err)
 			}
-			for range start {
-				if err := <-fin; err != nil {
-					t.Fatal(err)
-				}
-			}
 		}
-		for i := 0; i < 20; i++ { // warm the pools and the queue
-			round()
-		}
-		before := p.Stats()
-		// 32 commits per run: fewer than one allocation per run means
-		// none per commit in steady state.
-		if a := testing.AllocsPerRun(50, round); a != 0 {
-			t.Fatalf("%v allocations per %d concurrent commits", a, workers*4)
-		}
-		after := p.Stats()
-		var batched uint64
-		for i := 1; i < BatchBuckets; i++ {
-			batched += after.BatchSizes[i] - before.BatchSizes[i]
-		}
-		if batched == 0 {
-			t.Fatal("no flush served queued waiters: the test did not exercise the waiting path")
-		}
-	})
+	}
+	for i := 0; i < 20; i++ { // warm the pools and the queue
+		round()
+	}
+	before := p.Stats()
+	// 32 commits per run: fewer than one allocation per run means
+	// none per commit in steady state.
+	if a := testing.AllocsPerRun(50, round); a != 0 {
+		t.Fatalf("%v allocations per %d concurrent commits", a, workers*4)
+	}
+	after := p.Stats()
+	var batched uint64
+	for i := 1; i < BatchBuckets; i++ {
+		batched += after.BatchSizes[i] - before.BatchSizes[i]
+	}
+	if batched == 0 {
+		t.Fatal("no flush served queued waiters: the test did not exercise the waiting path")
+	}
 }
 
 // With CoalesceWait, closed-loop producers are all carried by each flush
