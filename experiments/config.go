@@ -20,6 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/workloads/randvar"
 )
 
@@ -78,6 +79,16 @@ func (s Size) MarshalYAML() (any, error) { return s.String(), nil }
 // MarshalText lets JSON manifests show the readable form.
 func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads the form MarshalText writes (replay of a manifest).
+func (s *Size) UnmarshalText(b []byte) error {
+	v, err := ParseSize(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
 // Duration is a time.Duration written as "5s", "500ms".
 type Duration time.Duration
 
@@ -93,6 +104,16 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalText writes the Go form.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads the Go form (replay of a manifest).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil || v < 0 {
+		return fmt.Errorf("%w: duration %q", ErrConfig, b)
+	}
+	*d = Duration(v)
+	return nil
+}
 
 // D converts to time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
@@ -125,7 +146,31 @@ type Experiment struct {
 	PeerDuration Duration `yaml:"peer_duration,omitempty" json:"peer_duration,omitempty"`
 	// Quick overrides apply with --quick (CI-sized runs).
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
+	// Reference overrides apply with --reference; the reference minimums
+	// (ReferenceWarmup, ReferenceReps, and ReferenceDuration when the
+	// flush/writeback cycle matters) are then enforced on top.
+	Reference *Quick `yaml:"reference,omitempty" json:"reference,omitempty"`
+	// Writeback marks an experiment whose result depends on the flush and
+	// kernel writeback cycle (async flushing, segment rolls, residency):
+	// reference runs then measure at least ReferenceDuration. Any async
+	// cell implies it.
+	Writeback bool `yaml:"writeback,omitempty" json:"writeback,omitempty"`
+	// Settle is the pause after sync(2) between cells (default 2s), so one
+	// cell's writeback does not land in the next one's measurement.
+	Settle Duration `yaml:"settle,omitempty" json:"settle,omitempty"`
+	// Pairings are the declared like-for-like comparisons (RATIO lines).
+	Pairings []Pairing `yaml:"pairings,omitempty" json:"pairings,omitempty"`
+	// Mode is how the durations were chosen: "quick", "reference" or ""
+	// (the file's own values). Set by Run; recorded for replay.
+	Mode string `yaml:"-" json:"mode,omitempty"`
 }
+
+// Reference-mode minimums (issue: measurements a reviewer would accept).
+const (
+	ReferenceWarmup   = Duration(60 * time.Second)
+	ReferenceDuration = Duration(5 * time.Minute)
+	ReferenceReps     = 5
+)
 
 // Engine is the system under test.
 type Engine struct {
@@ -241,7 +286,43 @@ func Parse(b []byte) (*Experiment, error) {
 
 // ApplyQuick applies the --quick overrides.
 func (e *Experiment) ApplyQuick() {
-	q := e.Quick
+	e.Mode = "quick"
+	e.applyOverrides(e.Quick)
+	e.Settle = min(e.Settle, Duration(250*time.Millisecond))
+}
+
+// ApplyReference applies the --reference overrides, then raises warm-up,
+// repetitions and (when WritebackMatters) the measured duration to the
+// reference minimums.
+func (e *Experiment) ApplyReference() {
+	e.Mode = "reference"
+	e.applyOverrides(e.Reference)
+	e.Warmup = max(e.Warmup, ReferenceWarmup)
+	e.Repetitions = max(e.Repetitions, ReferenceReps)
+	if e.WritebackMatters() {
+		e.Duration = max(e.Duration, ReferenceDuration)
+	}
+}
+
+// WritebackMatters reports whether the flush/writeback cycle shapes the
+// result: Writeback is set, or some cell flushes asynchronously.
+func (e *Experiment) WritebackMatters() bool {
+	if e.Writeback {
+		return true
+	}
+	cells, err := e.Cells()
+	if err != nil {
+		return e.Writeback
+	}
+	for _, c := range cells {
+		if c.Exp.Engine.Flush == "async" {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Experiment) applyOverrides(q *Quick) {
 	if q == nil {
 		return
 	}
@@ -274,6 +355,9 @@ func (e *Experiment) fillDefaults() {
 	}
 	if e.Interval == 0 {
 		e.Interval = Duration(time.Second)
+	}
+	if e.Settle == 0 {
+		e.Settle = Duration(2 * time.Second)
 	}
 	en := &e.Engine
 	if en.Path == "" {
@@ -404,7 +488,7 @@ func (e *Experiment) Validate() error {
 			return bad("peers", p, "fio or nats")
 		}
 	}
-	return nil
+	return e.validatePairings()
 }
 
 func validateEngine(en Engine) error {
@@ -416,10 +500,8 @@ func validateEngine(en Engine) error {
 	default:
 		return bad("path", en.Path, "mmap, pwrite, pool, direct or uncached")
 	}
-	switch en.Flush {
-	case "sync", "async", "group", "rmqgroup":
-	default:
-		return bad("flush", en.Flush, "sync, async, group or rmqgroup")
+	if _, err := flush.ParseKind(en.Flush); err != nil {
+		return bad("flush", en.Flush, "one of "+strings.Join(flushNames(), ", "))
 	}
 	if en.SegmentSize < 64<<10 || en.SegmentSize%4096 != 0 {
 		return bad("segment_size", en.SegmentSize, ">= 64KiB and a multiple of 4KiB")
@@ -537,6 +619,15 @@ func (e *Experiment) set(param, v string) error {
 		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, conc, rate, size, batch, tls)", ErrConfig, param)
 	}
 	return nil
+}
+
+// flushNames are the flush policies the engine knows.
+func flushNames() []string {
+	var out []string
+	for _, k := range flush.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }
 
 // validSizeSpec checks a message-size distribution spec.

@@ -12,34 +12,79 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/experiments/result"
-	"github.com/brokerlab/brokerlab/plots"
 )
 
 // ErrNoFio is returned when fio is not installed.
 var ErrNoFio = errors.New("experiments: fio is not installed (apt-get install fio); the device ceiling is not measured")
 
-// FioJob is one device-ceiling measurement: sequential writes of BS bytes,
-// buffered or O_DIRECT, with a sync pattern matching a flush policy:
+// FioJob is one ceiling measurement: sequential writes of BS bytes with
+// the cell's concurrency, O_DIRECT or buffered, and the sync pattern of a
+// flush policy:
 //
-//	sync    fdatasync after every write (the sync flush policy's pattern)
-//	async   fdatasync every PeriodicEvery writes (a periodic flush)
-//	none    no fdatasync (page cache only)
+//	sync    fdatasync after every write (the sync policy)
+//	group   fdatasync every Every writes (group commit; Every = the measured batch)
+//	none    no fdatasync (async: acknowledged from the page cache)
+//
+// O_DIRECT jobs run on one file with libaio at iodepth Conc (the producers
+// appending to one log) and measure the device: Ceiling "device". Buffered
+// jobs run Conc psync jobs (group_reporting); without fdatasync they measure
+// the page cache, not the device (Ceiling "page-cache"); with it, Ceiling
+// "buffered-fdatasync".
 type FioJob struct {
 	Direct bool
 	Sync   string
 	BS     int
+	Conc   int // iodepth (direct) or numjobs (buffered); 0 = 1
+	Every  int // writes per fdatasync for Sync "group"
 }
 
-// PeriodicEvery is the write count between fdatasyncs of the "async" ceiling.
-const PeriodicEvery = 256
+// Ceiling names what the job measures: device, page-cache or
+// buffered-fdatasync.
+func (j FioJob) Ceiling() string {
+	switch {
+	case j.Direct:
+		return "device"
+	case j.Sync == "none":
+		return "page-cache"
+	}
+	return "buffered-fdatasync"
+}
 
-// Name is the job's cell name: path=buffered|direct/flush=…/size=BS.
+// Name is the job's cell name:
+// path=direct|buffered/flush=sync|group|none/size=BS/conc=N/ceiling=….
 func (j FioJob) Name() string {
 	p := "buffered"
 	if j.Direct {
 		p = "direct"
 	}
-	return fmt.Sprintf("path=%s/flush=%s/size=%d", p, j.Sync, j.BS)
+	return fmt.Sprintf("path=%s/flush=%s/size=%d/conc=%d/ceiling=%s", p, j.Sync, j.BS, max(j.Conc, 1), j.Ceiling())
+}
+
+// fioArgs are the job's fio arguments (without the runtime and output).
+func (j FioJob) fioArgs(dir string, fileSize int64) ([]string, error) {
+	conc := max(j.Conc, 1)
+	args := []string{"--name=ceiling", "--directory=" + dir, "--rw=write", "--bs=" + strconv.Itoa(j.BS), "--unlink=1"}
+	if j.Direct {
+		args = append(args, "--direct=1", "--ioengine=libaio", "--iodepth="+strconv.Itoa(conc), "--numjobs=1",
+			"--size="+strconv.FormatInt(fileSize, 10))
+	} else {
+		per := max(fileSize/int64(conc), 16<<20)
+		args = append(args, "--ioengine=psync", "--numjobs="+strconv.Itoa(conc), "--group_reporting=1",
+			"--size="+strconv.FormatInt(per, 10))
+	}
+	switch j.Sync {
+	case "sync":
+		args = append(args, "--fdatasync=1")
+	case "group":
+		if j.Every < 1 {
+			return nil, fmt.Errorf("%w: fio group pattern needs the measured batch (Every >= 1)", ErrConfig)
+		}
+		args = append(args, "--fdatasync="+strconv.Itoa(j.Every))
+	case "none":
+	default:
+		return nil, fmt.Errorf("%w: fio sync pattern %q (want sync, group or none)", ErrConfig, j.Sync)
+	}
+	return args, nil
 }
 
 // FioCell is the (empty) result cell of a job.
@@ -65,29 +110,26 @@ func RunFio(ctx context.Context, dir string, j FioJob, runtime time.Duration, fi
 	if err != nil {
 		return c, err
 	}
-	args := []string{"--name=ceiling", "--directory=" + dir, "--rw=write", "--ioengine=psync",
-		"--bs=" + strconv.Itoa(j.BS), "--size=" + strconv.FormatInt(fileSize, 10),
-		"--runtime=" + strconv.FormatFloat(runtime.Seconds(), 'f', 3, 64), "--time_based",
-		"--output-format=json", "--unlink=1"}
-	if j.Direct {
-		args = append(args, "--direct=1")
+	args, err := j.fioArgs(dir, fileSize)
+	if err != nil {
+		return c, err
 	}
-	switch j.Sync {
-	case "sync":
-		args = append(args, "--fdatasync=1")
-	case "async":
-		args = append(args, "--fdatasync="+strconv.Itoa(PeriodicEvery))
-	case "none":
-	default:
-		return c, fmt.Errorf("%w: fio sync pattern %q", ErrConfig, j.Sync)
-	}
+	// fio reads a bare runtime as whole seconds (and 0 as unbounded with
+	// time_based): give it in ms, at least 100 ms.
+	ms := max(runtime.Milliseconds(), 100)
+	args = append(args, "--runtime="+strconv.FormatInt(ms, 10)+"ms", "--time_based", "--output-format=json")
 	cmd := exec.CommandContext(ctx, fio, args...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		return c, fmt.Errorf("fio %s: %w: %s", j.Name(), err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	return parseFio(c, out.Bytes(), j.BS)
+	c, err = parseFio(c, out.Bytes(), j.BS)
+	c.Extra = map[string]float64{"fio_conc": float64(max(j.Conc, 1)), "fio_file_size": float64(fileSize)}
+	if j.Sync == "group" {
+		c.Extra["fsync_every"] = float64(j.Every)
+	}
+	return c, err
 }
 
 type fioLat struct {
@@ -144,6 +186,8 @@ type CeilingOptions struct {
 	Runtime  time.Duration
 	FileSize int64
 	Sizes    []int
+	Conc     []int // concurrencies (default 1, 16, 64)
+	Every    int   // writes per fdatasync of the group pattern (default 16)
 	Progress *os.File
 	Command  []string
 }
@@ -168,6 +212,12 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 	if len(opt.Sizes) == 0 {
 		opt.Sizes = []int{1024, 4096, 65536}
 	}
+	if len(opt.Conc) == 0 {
+		opt.Conc = []int{1, 16, 64}
+	}
+	if opt.Every <= 0 {
+		opt.Every = 16
+	}
 	dir := opt.Dir
 	if dir == "" {
 		dir = os.TempDir()
@@ -177,7 +227,7 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 		return out, err
 	}
 	defer os.RemoveAll(work)
-	cfg := map[string]any{"runtime": opt.Runtime.String(), "file_size": opt.FileSize, "sizes": opt.Sizes, "periodic_every": PeriodicEvery}
+	cfg := map[string]any{"runtime": opt.Runtime.String(), "file_size": opt.FileSize, "sizes": opt.Sizes, "conc": opt.Conc, "group_every": opt.Every}
 	cfgJSON, _ := json.Marshal(cfg)
 	runDir, err := result.CreateRunDir(opt.OutRoot, "ceiling", result.RunStamp(time.Now(), cfgJSON))
 	if err != nil {
@@ -193,19 +243,24 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 	}
 	status := result.StatusOK
 	for _, bs := range opt.Sizes {
-		for _, direct := range []bool{false, true} {
-			for _, s := range []string{"sync", "async", "none"} {
-				if ctx.Err() != nil {
-					status = result.StatusInterrupted
-					break
+		for _, conc := range opt.Conc {
+			for _, direct := range []bool{false, true} {
+				if direct && bs%512 != 0 {
+					continue
 				}
-				j := FioJob{Direct: direct, Sync: s, BS: bs}
-				c, err := RunFio(ctx, work, j, opt.Runtime, opt.FileSize)
-				if err != nil {
-					c.Error = err.Error()
+				for _, s := range []string{"sync", "group", "none"} {
+					if ctx.Err() != nil {
+						status = result.StatusInterrupted
+						break
+					}
+					j := FioJob{Direct: direct, Sync: s, BS: bs, Conc: conc, Every: opt.Every}
+					c, err := RunFio(ctx, work, j, opt.Runtime, opt.FileSize)
+					if err != nil {
+						c.Error = err.Error()
+					}
+					pr.printf("fio %-58s %10.0f IOPS %9.2f MiB/s %s\n", j.Name(), c.MsgPerSec, c.MBPerSec*1e6/(1<<20), c.Error)
+					out.Cells = append(out.Cells, c)
 				}
-				pr.printf("fio %-40s %10.0f IOPS %9.2f MB/s %s\n", j.Name(), c.MsgPerSec, c.MBPerSec, c.Error)
-				out.Cells = append(out.Cells, c)
 			}
 		}
 	}
@@ -220,6 +275,5 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 		return out, err
 	}
 	out.Status = status
-	out.Figures, _ = plots.RenderRun(runDir)
 	return out, nil
 }

@@ -3,6 +3,8 @@ package experiments
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,7 +24,7 @@ func TestParseFio(t *testing.T) {
 	if c.Quantiles["write"].P99 != 40000 || c.Quantiles["sync"].P50 != 390000 {
 		t.Fatalf("quantiles %+v", c.Quantiles)
 	}
-	if c.Name != "path=direct/flush=sync/size=4096" {
+	if c.Name != "path=direct/flush=sync/size=4096/conc=1/ceiling=device" {
 		t.Fatalf("name %s", c.Name)
 	}
 }
@@ -32,11 +34,46 @@ func TestRunFioReal(t *testing.T) {
 	if _, err := FioPath(); errors.Is(err, ErrNoFio) {
 		t.Skip("fio not installed: the ceiling cannot be measured here (apt-get install fio)")
 	}
-	c, err := RunFio(context.Background(), t.TempDir(), FioJob{Direct: false, Sync: "sync", BS: 4096}, 300*time.Millisecond, 8<<20)
+	c, err := RunFio(context.Background(), t.TempDir(), FioJob{Direct: false, Sync: "group", Every: 4, BS: 4096, Conc: 2}, 300*time.Millisecond, 32<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Ops <= 0 || c.MsgPerSec <= 0 || c.Quantiles["sync"].Count == 0 {
+	if c.Ops <= 0 || c.MsgPerSec <= 0 || c.Quantiles["sync"].Count == 0 || c.Extra["fsync_every"] != 4 || c.Extra["fio_conc"] != 2 {
 		t.Fatalf("%+v", c)
+	}
+	// Group's pattern syncs every Every writes: about a quarter as many syncs as writes.
+	if n, w := c.Quantiles["sync"].Count, c.Ops; n > w/2 {
+		t.Fatalf("%d syncs for %d writes with fdatasync every 4", n, w)
+	}
+}
+
+// The job's fio arguments carry the cell's concurrency and sync pattern.
+func TestFioArgs(t *testing.T) {
+	args, err := FioJob{Direct: true, Sync: "sync", BS: 4096, Conc: 16}.fioArgs("/d", 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--direct=1", "--ioengine=libaio", "--iodepth=16", "--fdatasync=1", "--size=1073741824"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("direct sync args %v lack %s", args, want)
+		}
+	}
+	args, err = FioJob{Sync: "none", BS: 1024, Conc: 8}.fioArgs("/d", 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--ioengine=psync", "--numjobs=8", "--group_reporting=1", "--size=134217728"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("buffered args %v lack %s", args, want)
+		}
+	}
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--fdatasync") }) {
+		t.Errorf("no-sync ceiling syncs: %v", args)
+	}
+	if _, err := (FioJob{Sync: "group", BS: 1024}).fioArgs("/d", 1<<20); !errors.Is(err, ErrConfig) {
+		t.Errorf("group without a batch: %v", err)
+	}
+	if got := (FioJob{Sync: "none", BS: 1024}).Ceiling(); got != "page-cache" {
+		t.Errorf("buffered no-sync ceiling %q", got)
 	}
 }

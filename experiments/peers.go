@@ -3,11 +3,10 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,9 +16,10 @@ import (
 	"github.com/brokerlab/brokerlab/workloads/natsdriver"
 )
 
-// natsSystem is NATS JetStream embedded in-process: the peer system. Durable
-// cells (flush=sync or group) use SyncAlways; async cells use JetStream's
-// default sync interval.
+// natsSystem is NATS JetStream embedded in this process, listening on
+// 127.0.0.1 and driven by nats.go over loopback TCP: the peer of brokerlab's
+// broker over loopback. Durable cells (flush=sync) use SyncAlways; async
+// cells use JetStream's default sync interval.
 type natsSystem struct {
 	d   *natsdriver.Driver
 	dir string
@@ -30,6 +30,7 @@ func openNATSSystem(exp Experiment, dir string) (*natsSystem, error) {
 	cfg.SyncAlways = exp.Engine.Flush != "async"
 	cfg.Topics = topicNames(exp)
 	cfg.Queues = exp.Workload.Queues
+	cfg.Loopback = exp.Engine.Transport == "loopback"
 	d, err := natsdriver.Open(cfg)
 	if err != nil {
 		return nil, err
@@ -45,54 +46,179 @@ func (s *natsSystem) Stall(time.Duration)        {}
 func (s *natsSystem) Settle(time.Duration) error { return s.d.Flush(context.Background()) }
 func (s *natsSystem) Close() error               { return s.d.Close() }
 
-// peerCells are the NATS cells of an experiment: one per flush policy class
-// (durable, async) present in the brokerlab cells, with the base workload.
-func peerCells(e *Experiment, cells []Cell) []Cell {
+// durableFlush reports whether a flush policy acknowledges after fsync.
+func durableFlush(f string) bool { return f != "async" }
+
+// peerCells are the NATS cells of an experiment: one for each brokerlab cell
+// driven over loopback TCP, with the same workload (size, producers, loop
+// type, rate, batch) and the matching durability (SyncAlways for sync,
+// group and rmqgroup; the default sync interval for async). NATS is always
+// driven over loopback TCP, so it is never paired with an in-process cell.
+func peerCells(cells []Cell) []Cell {
 	var out []Cell
-	classes := map[string]bool{}
+	seen := map[string]bool{}
 	for _, c := range cells {
-		if c.Exp.Engine.Flush == "async" {
-			classes["async"] = true
-		} else {
-			classes["sync"] = true
-		}
-	}
-	for _, cls := range []string{"sync", "async"} {
-		if !classes[cls] {
+		if c.System != "" || c.Exp.Engine.Transport != "loopback" {
 			continue
 		}
-		c := Cell{Exp: *e, System: result.SystemNATS}
-		c.Exp.Engine.Flush = cls
-		c.Params = []Param{{"path", "jetstream"}, {"flush", cls}}
-		c.Name = "path=jetstream/flush=" + cls
-		out = append(out, c)
-	}
-	return out
-}
-
-// fioSizes are the fixed message sizes of the cells (fio block sizes).
-func fioSizes(cells []Cell) []int {
-	set := map[int]bool{}
-	for _, c := range cells {
-		if v, ok := strings.CutPrefix(c.Exp.Workload.Size, "fixed:"); ok {
-			if n, err := strconv.Atoi(v); err == nil && n > 0 {
-				set[n] = true
+		cls := "async"
+		if durableFlush(c.Exp.Engine.Flush) {
+			cls = "sync"
+		}
+		n := Cell{Exp: c.Exp, System: result.SystemNATS}
+		n.Exp.Engine.Flush = cls
+		n.Exp.Engine.Path = "jetstream"
+		n.Params = []Param{{"path", "jetstream"}, {"flush", cls}, {"transport", "loopback"}}
+		for _, p := range c.Params {
+			switch p.Key {
+			case "size", "conc", "producers", "rate", "batch":
+				n.Params = append(n.Params, p)
 			}
-		} else if n, err := strconv.Atoi(c.Exp.Workload.Size); err == nil && n > 0 {
-			set[n] = true
+		}
+		n.Name = paramsName(n.Params)
+		if !seen[n.Name] {
+			seen[n.Name] = true
+			out = append(out, n)
 		}
 	}
-	var out []int
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Ints(out)
 	return out
 }
 
-// runFioPeers measures the device ceiling for each block size, O_DIRECT
-// with a 512-byte-aligned size only.
-func runFioPeers(ctx context.Context, storeRoot string, sizes []int, runtime time.Duration, pr *progress) []result.Cell {
+func paramsName(ps []Param) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Key + "=" + p.Value
+	}
+	return strings.Join(parts, "/")
+}
+
+// AllCells is every cell a run measures: brokerlab's (Cells), the NATS
+// peers mirroring the loopback cells when peers lists nats, and the fio
+// ceilings planned from the in-process cells when peers lists fio.
+func (e *Experiment) AllCells() ([]Cell, error) {
+	cells, err := e.Cells()
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(cells)
+	if slices.Contains(e.Peers, "nats") {
+		out = append(out, peerCells(cells)...)
+	}
+	if slices.Contains(e.Peers, "fio") {
+		for _, j := range fioPlan(cells) {
+			out = append(out, j.planCell())
+		}
+	}
+	return out, nil
+}
+
+// fixedSize returns a cell's fixed message size, 0 for a distribution.
+func fixedSize(spec string) int {
+	n, err := strconv.Atoi(sizeKey(spec))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// fioPattern maps a flush policy onto the fio sync pattern with the same
+// acknowledgement point: fdatasync per write (sync), every N writes with N
+// the measured batch (group, rmqgroup), none (async: the page cache).
+func fioPattern(flushKind string) string {
+	switch flushKind {
+	case "sync":
+		return "sync"
+	case "async":
+		return "none"
+	}
+	return "group"
+}
+
+// fioPlan lists the ceilings for the in-process brokerlab cells with a
+// fixed message size: for each (size, producers, pattern), an O_DIRECT job
+// (a device ceiling; needs a 512-byte multiple) and, for the no-sync
+// pattern, a buffered job (the page-cache ceiling). A size that O_DIRECT
+// cannot write gets a buffered job with the sync pattern instead.
+func fioPlan(cells []Cell) []FioJob {
+	var out []FioJob
+	seen := map[string]bool{}
+	add := func(j FioJob) {
+		if !seen[j.Name()] {
+			seen[j.Name()] = true
+			out = append(out, j)
+		}
+	}
+	for _, c := range cells {
+		if c.System != "" || c.Exp.Engine.Transport != "inproc" {
+			continue
+		}
+		bs := fixedSize(c.Exp.Workload.Size)
+		if bs == 0 {
+			continue
+		}
+		pat := fioPattern(c.Exp.Engine.Flush)
+		conc := c.Exp.Workload.Producers
+		if bs%512 == 0 {
+			add(FioJob{Direct: true, Sync: pat, BS: bs, Conc: conc})
+		} else if pat != "none" {
+			add(FioJob{Sync: pat, BS: bs, Conc: conc})
+		}
+		if pat == "none" {
+			add(FioJob{Sync: "none", BS: bs, Conc: conc})
+		}
+	}
+	return out
+}
+
+// planCell is the job as a cell, for pairing selectors.
+func (j FioJob) planCell() Cell {
+	c := Cell{System: result.SystemFio, Name: j.Name()}
+	c.Exp.Engine.Path = "buffered"
+	if j.Direct {
+		c.Exp.Engine.Path = "direct"
+	}
+	c.Exp.Engine.Flush = j.Sync
+	c.Exp.Engine.Transport = "inproc"
+	c.Exp.Workload = Workload{Mode: "closed", Producers: j.Conc, Size: "fixed:" + strconv.Itoa(j.BS), Batch: 1}
+	ps, _ := result.ParseName(j.Name())
+	for _, p := range ps {
+		c.Params = append(c.Params, Param{p.Key, p.Value})
+	}
+	return c
+}
+
+// measuredBatch is the median flush batch (appends per flush) of this
+// repetition's in-process group-commit cells of the job's size and
+// producers, at least 1; 0 when none was measured.
+func measuredBatch(j FioJob, cells []result.Cell, plan []Cell, rep int) int {
+	var vs []float64
+	for _, pc := range plan {
+		e := pc.Exp
+		if pc.System != "" || e.Engine.Transport != "inproc" || fioPattern(e.Engine.Flush) != "group" ||
+			fixedSize(e.Workload.Size) != j.BS || e.Workload.Producers != j.Conc {
+			continue
+		}
+		for _, rc := range cells {
+			if rc.Rep == rep && rc.Error == "" && rc.SystemOrDefault() == result.SystemBrokerlab && rc.Name == pc.Name {
+				if v, ok := rc.Extra["appends_per_flush"]; ok && v > 0 {
+					vs = append(vs, v)
+				}
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return 0
+	}
+	return max(1, int(math.Round(result.StatOf(vs).Median)))
+}
+
+// runFioPeers runs the planned ceilings of one repetition after its
+// brokerlab cells (group jobs need the measured batch).
+func runFioPeers(ctx context.Context, storeRoot string, jobs []FioJob, plan []Cell, done []result.Cell, rep int,
+	runtime time.Duration, fileSize int64, pr *progress) []result.Cell {
+	if len(jobs) == 0 {
+		return nil
+	}
 	if _, err := FioPath(); err != nil {
 		pr.printf("brokerlab: %v\n", err)
 		return nil
@@ -104,115 +230,36 @@ func runFioPeers(ctx context.Context, storeRoot string, sizes []int, runtime tim
 	}
 	defer os.RemoveAll(dir)
 	var out []result.Cell
-	for _, bs := range sizes {
-		for _, direct := range []bool{false, true} {
-			if direct && bs%512 != 0 {
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			return out
+		}
+		if j.Sync == "group" {
+			j.Every = measuredBatch(j, done, plan, rep)
+			if j.Every == 0 {
+				c := FioCell(j)
+				c.Rep = rep
+				c.Error = "no measured group-commit batch in this repetition"
+				out = append(out, c)
 				continue
 			}
-			for _, s := range []string{"sync", "async", "none"} {
-				if ctx.Err() != nil {
-					return out
-				}
-				j := FioJob{Direct: direct, Sync: s, BS: bs}
-				c, err := RunFio(ctx, filepath.Clean(dir), j, runtime, 256<<20)
-				if err != nil {
-					c.Error = err.Error()
-				}
-				pr.printf("fio %-44s %10.0f IOPS %9.2f MB/s %s\n", j.Name(), c.MsgPerSec, c.MBPerSec, c.Error)
-				out = append(out, c)
-			}
 		}
+		c, err := RunFio(ctx, filepath.Clean(dir), j, runtime, fileSize)
+		if err != nil {
+			c.Error = err.Error()
+		}
+		c.Rep = rep
+		pr.printf("fio %-58s %10.0f IOPS %9.2f MiB/s %s\n", j.Name(), c.MsgPerSec, c.MBPerSec*1e6/(1<<20), c.Error)
+		out = append(out, c)
 	}
 	return out
 }
 
-// Ratio is one headline comparison measured in the run.
-type Ratio struct {
-	Name  string
-	Value float64
-	Why   string // which cells it compares
-}
-
-// Ratios computes the headline ratios from a run's cells (medians over
-// repetitions). A ratio whose inputs are missing is left out.
-func Ratios(cells []result.Cell) []Ratio {
-	sums := result.Aggregate(cells)
-	type agg struct {
-		sys, name string
-		params    map[string]string
-		tput, p99 float64
-	}
-	var all []agg
-	for i, s := range sums {
-		if len(s.Params) == 0 {
-			sums[i].Params, _ = result.ParamMap(s.Name)
-			s = sums[i]
-		}
-		all = append(all, agg{s.System, s.Name, s.Params, s.MsgPerSec.Median, s.Quantiles[s.Primary].P99.Median})
-	}
-	best := func(keep func(a agg) bool) (agg, bool) {
-		var b agg
-		ok := false
-		for _, a := range all {
-			if keep(a) && (!ok || a.tput > b.tput) {
-				b, ok = a, true
-			}
-		}
-		return b, ok
-	}
-	isBL := func(a agg) bool { return a.sys == result.SystemBrokerlab }
-	var rs []Ratio
-	add := func(name string, num, den float64, why string) {
-		if den > 0 && num > 0 && !math.IsInf(num/den, 0) {
-			rs = append(rs, Ratio{name, num / den, why})
-		}
-	}
-	durBL, ok1 := best(func(a agg) bool {
-		return isBL(a) && (a.params["flush"] == "sync" || a.params["flush"] == "group") && a.params["size"] == ""
-	})
-	durNATS, ok2 := best(func(a agg) bool { return a.sys == result.SystemNATS && a.params["flush"] == "sync" })
-	if ok1 && ok2 {
-		add("durable_throughput_vs_nats", durBL.tput, durNATS.tput, durBL.name+" / nats "+durNATS.name)
-		add("durable_p99_vs_nats", durBL.p99, durNATS.p99, durBL.name+" / nats "+durNATS.name+" (p99, lower is better)")
-	}
-	asyncBL, ok1 := best(func(a agg) bool { return isBL(a) && a.params["flush"] == "async" && a.params["size"] == "" })
-	asyncNATS, ok2 := best(func(a agg) bool { return a.sys == result.SystemNATS && a.params["flush"] == "async" })
-	if ok1 && ok2 {
-		add("async_throughput_vs_nats", asyncBL.tput, asyncNATS.tput, asyncBL.name+" / nats "+asyncNATS.name)
-	}
-	// direct path with large appends vs fio O_DIRECT sequential writes of the
-	// same block size without syncs: bandwidth.
-	for _, a := range all {
-		if !isBL(a) || a.params["path"] != "direct" || a.params["size"] == "" {
-			continue
-		}
-		for _, f := range sums {
-			fp := f.Params
-			if f.System == result.SystemFio && fp["path"] == "direct" && fp["flush"] == "none" && fp["size"] == a.params["size"] {
-				var blMB float64
-				for _, s := range sums {
-					if s.System == a.sys && s.Name == a.name {
-						blMB = s.MBPerSec.Median
-					}
-				}
-				add("direct_bw_vs_fio", blMB, f.MBPerSec.Median, a.name+" / fio "+f.Name+" (MB/s)")
-			}
-		}
-	}
-	g, ok1 := best(func(a agg) bool { return isBL(a) && a.params["flush"] == "group" && a.params["size"] == "" })
-	if ok1 {
-		if s, ok := best(func(a agg) bool {
-			return isBL(a) && a.params["flush"] == "sync" && a.params["path"] == g.params["path"] && a.params["size"] == ""
-		}); ok {
-			add("group_vs_sync_throughput", g.tput, s.tput, g.name+" / "+s.name)
-		}
-	}
-	return rs
-}
-
-// WriteRatios prints the ratio lines: "RATIO <name> <value>".
-func WriteRatios(w io.Writer, rs []Ratio) {
+// ratioLines formats the ratios for ratios.txt.
+func ratioLines(rs []Ratio) string {
+	var b strings.Builder
 	for _, r := range rs {
-		fmt.Fprintf(w, "RATIO %s %.3f\n", r.Name, r.Value)
+		fmt.Fprintln(&b, r.String())
 	}
+	return b.String()
 }

@@ -2,17 +2,20 @@ package experiments
 
 import (
 	"context"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -47,6 +50,21 @@ type Options struct {
 	ProgressEvery time.Duration
 	// NoPlots skips drawing figures.
 	NoPlots bool
+	// FiguresDir receives the run's figures ("" = <OS temp>/brokerlab-figures/
+	// <experiment>/<stamp>). Figures are derived data: never written into
+	// the run directory.
+	FiguresDir string
+	// Reference applies the experiment's reference overrides and the
+	// reference minimums (60 s warm-up, 5 repetitions, 5 min measured when
+	// the flush/writeback cycle matters).
+	Reference bool
+	// Replay runs the experiment exactly as given (a run's recorded
+	// resolved config): Quick, Reference, Duration and Repetitions are
+	// refused.
+	Replay bool
+	// AllowDirty lets a modified source tree write into the repository's
+	// results/; the diff is saved beside the run.
+	AllowDirty bool
 	// Command is recorded in the manifest.
 	Command []string
 	// Namesrv, if set, runs every brokerlab cell against the broker(s)
@@ -71,24 +89,50 @@ type Outcome struct {
 func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	var out Outcome
 	exp := *e
-	if opt.Quick {
-		exp.ApplyQuick()
-	}
-	if opt.Duration > 0 {
-		exp.Duration = Duration(opt.Duration)
-	}
-	if opt.Repetitions > 0 {
-		exp.Repetitions = opt.Repetitions
+	switch {
+	case opt.Replay && (opt.Quick || opt.Reference || opt.Duration > 0 || opt.Repetitions > 0):
+		return out, fmt.Errorf("%w: a replay reruns the recorded config: no --quick, --reference, --duration or --reps", ErrConfig)
+	case opt.Quick && opt.Reference:
+		return out, fmt.Errorf("%w: --quick and --reference exclude each other", ErrConfig)
+	case opt.Replay:
+	default:
+		exp.Mode = ""
+		if opt.Quick {
+			exp.ApplyQuick()
+		}
+		if opt.Duration > 0 {
+			exp.Duration = Duration(opt.Duration)
+		}
+		if opt.Repetitions > 0 {
+			exp.Repetitions = opt.Repetitions
+		}
+		if opt.Reference {
+			exp.ApplyReference() // after the overrides: the minimums hold
+		}
 	}
 	if err := exp.Validate(); err != nil {
 		return out, err
 	}
-	cells, err := exp.Cells()
+	all, err := exp.AllCells()
 	if err != nil {
 		return out, err
 	}
+	var cells []Cell // brokerlab's and NATS's, in declaration order
+	var fioJobs []FioJob
+	for _, c := range all {
+		if c.System != result.SystemFio {
+			cells = append(cells, c)
+		}
+	}
+	if slices.Contains(exp.Peers, "fio") {
+		fioJobs = fioPlan(cells)
+	}
 	if opt.OutRoot == "" {
 		opt.OutRoot = "results"
+	}
+	diff, err := defaultSourceState().checkSource(opt.OutRoot, opt.AllowDirty)
+	if err != nil {
+		return out, err
 	}
 	if opt.ProgressEvery <= 0 {
 		opt.ProgressEvery = 10 * time.Second
@@ -98,7 +142,8 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		storeRoot = os.TempDir()
 	}
 	cfgJSON, _ := json.Marshal(exp)
-	runDir, err := result.CreateRunDir(opt.OutRoot, exp.Name, result.RunStamp(time.Now(), cfgJSON))
+	stamp := result.RunStamp(time.Now(), cfgJSON)
+	runDir, err := result.CreateRunDir(opt.OutRoot, exp.Name, stamp)
 	if err != nil {
 		return out, err
 	}
@@ -106,38 +151,50 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	man := result.CollectManifest(storeRoot, exp, exp.Seed)
 	man.Experiment = exp.Name
 	man.Command = opt.Command
-	if opt.Quick {
-		man.Notes = append(man.Notes, "quick run: --quick overrides applied (short durations; functional, not reference numbers)")
+	man.Mode = exp.Mode
+	switch exp.Mode {
+	case "quick":
+		man.Notes = append(man.Notes, "QUICK run: --quick overrides applied (short warm-up and measurement; functional check, not reference numbers)")
+	case "reference":
+		man.Notes = append(man.Notes, fmt.Sprintf("reference run: >= %v warm-up, >= %d repetitions, >= %v measured where the flush/writeback cycle matters",
+			ReferenceWarmup.D(), ReferenceReps, ReferenceDuration.D()))
+	}
+	if opt.Replay {
+		man.Notes = append(man.Notes, "replay of a recorded resolved config")
+	}
+	if diff != nil {
+		if err := writeSourceDiff(runDir, diff); err != nil {
+			return out, err
+		}
+		man.SourceDiff = SourceDiffFile
+		man.Warnings = append(man.Warnings, "made from a modified source tree (--allow-dirty): see "+SourceDiffFile)
 	}
 	if err := result.WriteManifest(runDir, man); err != nil {
 		return out, err
 	}
 	pr := &progress{w: opt.Progress}
-	pr.printf("brokerlab: %s: %d cells × %d repetitions, %v warm-up + %v each → %s\n",
-		exp.Name, len(cells), exp.Repetitions, exp.Warmup.D(), exp.Duration.D(), runDir)
-	for _, p := range exp.Peers {
-		if p == "nats" {
-			cells = append(cells, peerCells(&exp, cells)...)
-		}
+	peerD := exp.Duration.D()
+	if exp.PeerDuration > 0 {
+		peerD = exp.PeerDuration.D()
 	}
+	perRep := time.Duration(len(cells))*(exp.Warmup.D()+exp.Duration.D()+exp.Settle.D()) + time.Duration(len(fioJobs))*peerD
+	pr.printf("brokerlab: %s: %d cells + %d fio ceilings × %d repetitions, %v warm-up + %v each, order shuffled per repetition (seed %d), ≈ %v in all → %s\n",
+		exp.Name, len(cells), len(fioJobs), exp.Repetitions, exp.Warmup.D(), exp.Duration.D(), exp.Seed,
+		(time.Duration(exp.Repetitions) * perRep).Round(time.Second), runDir)
+	if exp.Mode == "quick" {
+		pr.printf("brokerlab: QUICK run (--quick): short durations, a functional check, not reference numbers\n")
+	}
+	host := hostProbe{procRoot: "/proc", devices: deviceNames(man.Store)}
 	status := result.StatusOK
 	for rep := 0; rep < exp.Repetitions && status == result.StatusOK; rep++ {
-		if slices.Contains(exp.Peers, "fio") && ctx.Err() == nil {
-			d := exp.Duration.D()
-			if exp.PeerDuration > 0 {
-				d = exp.PeerDuration.D()
-			}
-			for _, c := range runFioPeers(ctx, storeRoot, fioSizes(cells), d, pr) {
-				c.Rep = rep
-				out.Cells = append(out.Cells, c)
-			}
-		}
-		for i := range cells {
+		for pos, i := range cellOrder(len(cells), exp.Seed, rep) {
 			if ctx.Err() != nil {
 				status = result.StatusInterrupted
 				break
 			}
-			c, err := runCell(ctx, &cells[i], rep, runDir, storeRoot, opt, pr)
+			settleHost(ctx, exp.Settle.D())
+			c, err := runCell(ctx, &cells[i], rep, runDir, storeRoot, opt, pr, host)
+			c.Order = pos
 			if err != nil {
 				c.Error = err.Error()
 				pr.printf("brokerlab: %s r%d failed: %v\n", cells[i].Name, rep, err)
@@ -146,6 +203,13 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 			if ctx.Err() != nil {
 				status = result.StatusInterrupted
 				break
+			}
+		}
+		if status == result.StatusOK && len(fioJobs) > 0 && ctx.Err() == nil {
+			settleHost(ctx, exp.Settle.D())
+			for _, c := range runFioPeers(ctx, storeRoot, fioJobs, cells, out.Cells, rep, peerD, fioFileSize, pr) {
+				c.Order = len(cells)
+				out.Cells = append(out.Cells, c)
 			}
 		}
 	}
@@ -161,28 +225,79 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		return out, err
 	}
 	out.Status = status
-	out.Ratios = Ratios(out.Cells)
+	out.Ratios = ComputeRatios(exp.Pairings, all, out.Cells)
 	if len(out.Ratios) > 0 {
-		var b strings.Builder
-		for _, r := range out.Ratios {
-			fmt.Fprintf(&b, "RATIO %s %.3f\t# %s\n", r.Name, r.Value, r.Why)
-		}
-		if err := result.WriteFileAtomic(filepath.Join(runDir, "ratios.txt"), []byte(b.String()), 0o644); err != nil {
+		if err := result.WriteFileAtomic(filepath.Join(runDir, RatiosFile), []byte(ratioLines(out.Ratios)), 0o644); err != nil {
 			return out, err
 		}
 	}
 	pr.table(out.Cells)
 	if !opt.NoPlots {
-		figs, err := plots.RenderRun(runDir)
+		dir := opt.FiguresDir
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "brokerlab-figures", exp.Name, stamp)
+		}
+		figs, err := plots.RenderRunTo(runDir, dir)
 		out.Figures = figs
 		if err != nil {
 			pr.printf("brokerlab: figures: %v\n", err)
 		}
 		if len(figs) > 0 {
-			pr.printf("figures: %d files in %s\n", len(figs), filepath.Dir(figs[0]))
+			pr.printf("figures: %d files in %s (derived; not part of the run)\n", len(figs), dir)
 		}
 	}
 	return out, nil
+}
+
+// RatiosFile holds a run's RATIO lines.
+const RatiosFile = "ratios.txt"
+
+// fioFileSize is the file an O_DIRECT ceiling job writes (the page cache
+// plays no part, so its size does not need to exceed RAM); buffered jobs
+// split it between their jobs.
+const fioFileSize = 1 << 30
+
+// cellOrder is the order of the cells in repetition rep: a permutation
+// drawn from the seed, different in every repetition, so that drift over a
+// run (writeback debt, thermal state, other tenants) does not always hit
+// the same cell.
+func cellOrder(n int, seed int64, rep int) []int {
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(rep)+1))
+	return r.Perm(n)
+}
+
+// settleHost writes back everything dirty (sync(2)), waits (bounded) until
+// the kernel's Dirty + Writeback fall below 32 MiB, then pauses d, so that
+// one cell's writeback is not measured in the next.
+func settleHost(ctx context.Context, d time.Duration) {
+	if ctx.Err() != nil {
+		return
+	}
+	syscall.Sync()
+	deadline := time.Now().Add(max(5*d, time.Second))
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if kib, ok := readDirtyKiB("/proc"); !ok || kib < 32<<10 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// deviceNames are the diskstats names of the store's device: the mount
+// source's base name (a partition) and the whole disk.
+func deviceNames(st result.StoreInfo) []string {
+	var out []string
+	if strings.HasPrefix(st.Device, "/dev/") {
+		out = append(out, filepath.Base(st.Device))
+	}
+	if st.BlockDevice != "" && st.BlockDevice != result.Unknown {
+		out = append(out, st.BlockDevice)
+	}
+	return out
 }
 
 // progress prints lines; safe for concurrent use.
@@ -230,7 +345,7 @@ func (r *cellRun) mark(t time.Time, kind, label string) {
 	r.mu.Unlock()
 }
 
-func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string, opt Options, pr *progress) (result.Cell, error) {
+func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string, opt Options, pr *progress, host hostProbe) (result.Cell, error) {
 	exp := cell.Exp
 	rc := result.Cell{Name: cell.Name, System: result.SystemBrokerlab, Rep: rep, Params: map[string]string{}}
 	if cell.System != "" {
@@ -246,14 +361,28 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	defer os.RemoveAll(storeDir)
 
 	col := hist.NewCollector(hist.DefaultConfig())
-	stem := result.FileStem(cell.Name, rep)
-	hlogName := result.HlogName(cell.Name, rep)
+	// The interval log is kept gzip'd; .hgrm files and figures are derived
+	// from it and result.json on demand (brokerlab plot --out DIR).
+	hlogName := result.HlogName(cell.Name, rep) + ".gz"
 	hlogF, err := os.Create(filepath.Join(runDir, hlogName))
 	if err != nil {
 		return rc, err
 	}
-	defer hlogF.Close()
-	col.SetLog(hlogF)
+	hlogZ := gzip.NewWriter(hlogF)
+	hlogClosed := false
+	closeHlog := func() error {
+		if hlogClosed {
+			return nil
+		}
+		hlogClosed = true
+		zerr := hlogZ.Close()
+		if ferr := hlogF.Close(); zerr == nil {
+			zerr = ferr
+		}
+		return zerr
+	}
+	defer closeHlog()
+	col.SetLog(hlogZ)
 	rc.Files.Hlog = hlogName
 
 	run := &cellRun{}
@@ -285,17 +414,18 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 			defer b.Remove()
 		}
 	}
-	var sys system
-	switch {
-	case cell.System == result.SystemNATS:
-		sys, err = openNATSSystem(exp, storeDir)
-	case opt.Namesrv != "":
-		sys, err = openRemoteSystem(exp, opt.Namesrv)
-	case exp.Engine.Transport == "loopback":
-		sys, err = openBrokerSystem(exp, storeDir, hooks)
-	default:
-		sys, err = openSystem(exp.Engine, storeDir, hooks)
+	open := func() (system, error) {
+		switch {
+		case cell.System == result.SystemNATS:
+			return openNATSSystem(exp, storeDir)
+		case opt.Namesrv != "":
+			return openRemoteSystem(exp, opt.Namesrv)
+		case exp.Engine.Transport == "loopback":
+			return openBrokerSystem(exp, storeDir, hooks)
+		}
+		return openSystem(exp.Engine, storeDir, hooks)
 	}
+	sys, err := open()
 	if err != nil {
 		return rc, fmt.Errorf("open engine: %w", err)
 	}
@@ -306,11 +436,6 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		}
 	}()
 
-	producers, consumers, lags, primary, err := buildLoad(exp, sys)
-	if err != nil {
-		return rc, err
-	}
-	rc.Primary = primary
 	if exp.Workload.Prefill > 0 {
 		if err := prefill(ctx, exp, sys); err != nil {
 			return rc, fmt.Errorf("prefill: %w", err)
@@ -318,10 +443,34 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		if err := sys.Settle(2 * time.Minute); err != nil {
 			return rc, fmt.Errorf("prefill: %w", err)
 		}
-		if exp.Engine.DontNeed {
-			pagecache.DropDir(sys.SegmentDir()) // start the measured phase cold
+		if opt.Namesrv == "" {
+			// Cold means cold, the same for every path: close the store (its
+			// mappings go), write everything back, evict the store's files
+			// from the page cache (and so from the budget cgroup's), reopen,
+			// evict what recovery read, and record residency at t0.
+			closed = true
+			if err := sys.Close(); err != nil {
+				return rc, fmt.Errorf("prefill: close before reopen: %w", err)
+			}
+			syscall.Sync()
+			segDir := sys.SegmentDir()
+			pagecache.DropDir(segDir)
+			if sys, err = open(); err != nil {
+				return rc, fmt.Errorf("reopen after prefill: %w", err)
+			}
+			closed = false
+			pagecache.DropDir(sys.SegmentDir())
+			if res, size := dirResidency(sys.SegmentDir()); size > 0 {
+				rc.Extra = mergeExtra(rc.Extra, map[string]float64{"resident_fraction_t0": float64(res) / float64(size),
+					"resident_bytes_t0": float64(res), "backlog_bytes_t0": float64(size)})
+			}
 		}
 	}
+	producers, consumers, lags, primary, err := buildLoad(exp, sys)
+	if err != nil {
+		return rc, err
+	}
+	rc.Primary = primary
 
 	// Probes: residency, vmstat, faults every interval; DONTNEED if asked.
 	sampler, err := probe.NewSampler(probe.SamplerConfig{Dir: sys.SegmentDir()})
@@ -346,6 +495,16 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	var measureFrom time.Time
 	var lastPrint time.Time
 	start := time.Now()
+	// Host state and bytes appended at the end of warm-up and at the end.
+	var hostMu sync.Mutex
+	hostA := host.snap(start)
+	appendedA := sys.Stats().AppendedBytes
+	hostT := time.AfterFunc(exp.Warmup.D(), func() {
+		h, a := host.snap(time.Now()), sys.Stats().AppendedBytes
+		hostMu.Lock()
+		hostA, appendedA = h, a
+		hostMu.Unlock()
+	})
 	if exp.Stall != nil {
 		at := exp.Warmup.D() + exp.Stall.At.D()
 		t := time.AfterFunc(at, func() {
@@ -380,19 +539,31 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		},
 	}
 	res, runErr := gen.Run(ctx, rcfg, col, producers, consumers)
+	hostT.Stop()
+	hostB := host.snap(time.Now())
 	stopProbes()
 	pwg.Wait()
 	st := sys.Stats()
 	closed = true
 	closeErr := sys.Close()
-
-	if _, err := col.WriteHgrmFiles(runDir, stem+"."); err != nil {
+	if err := closeHlog(); err != nil {
+		return rc, fmt.Errorf("hlog: %w", err)
+	}
+	if err := col.LogErr(); err != nil {
 		return rc, err
 	}
 	if res.MeasureFrom.IsZero() {
 		res.MeasureFrom = start
 	}
-	fillCell(&rc, col, res, run, st, stem)
+	fillCell(&rc, col, res, run, st)
+	hostMu.Lock()
+	appended := st.AppendedBytes - appendedA
+	if st.AppendedBytes == 0 {
+		appended = rc.Bytes // a peer without store counters: payload bytes
+	}
+	rc.Extra = mergeExtra(rc.Extra, hostExtras(hostA, hostB, appended))
+	rc.Extra["appended_bytes"] = float64(appended)
+	hostMu.Unlock()
 	// The catch-up of lagging consumers, from their start (the warm-up
 	// included: reading the backlog is the measurement).
 	for i, l := range lags {
@@ -577,8 +748,33 @@ func spectrum(h *hdrhistogram.Histogram) []result.SpectrumPoint {
 	return pts
 }
 
+// mergeExtra copies add into dst (allocating it when nil).
+func mergeExtra(dst, add map[string]float64) map[string]float64 {
+	if dst == nil {
+		dst = map[string]float64{}
+	}
+	for k, v := range add {
+		dst[k] = v
+	}
+	return dst
+}
+
+// dirResidency sums the page-cache residency (mincore) of a directory's
+// files: resident and total bytes.
+func dirResidency(dir string) (resident, size int64) {
+	frs, err := pagecache.ResidencyDir(dir)
+	if err != nil {
+		return 0, 0
+	}
+	for _, f := range frs {
+		resident += f.ResidentBytes()
+		size += f.Size
+	}
+	return resident, size
+}
+
 // fillCell turns what a cell measured into its result.
-func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun, st sysStats, stem string) {
+func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun, st sysStats) {
 	sum := res.Summary
 	// Throughput comes from the acknowledged sends (service metric, which
 	// carries sizes); latency headlines from the primary metric.
@@ -593,8 +789,6 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 	rc.MBPerSec = tput.MBps
 	rc.Quantiles = map[string]result.Quantiles{}
 	rc.Spectrum = map[string][]result.SpectrumPoint{}
-	rc.Files.Hgrm = map[string]string{}
-	rc.Files.HgrmUnitNs = col.Config().HgrmScale
 	for name, s := range sum.Metrics {
 		if s.Count == 0 {
 			continue
@@ -602,7 +796,6 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 		rc.Quantiles[name] = result.Quantiles{P50: float64(s.P50), P90: float64(s.P90), P99: float64(s.P99),
 			P999: float64(s.P999), P9999: float64(s.P9999), Max: float64(s.Max), Mean: s.Mean, Count: s.Count}
 		rc.Spectrum[name] = spectrum(col.Histogram(name))
-		rc.Files.Hgrm[name] = stem + "." + name + ".hgrm"
 	}
 	t0 := res.MeasureFrom
 	run.mu.Lock()

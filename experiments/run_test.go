@@ -20,6 +20,7 @@ name: tiny
 warmup: 100ms
 duration: 400ms
 interval: 100ms
+settle: 1ms
 engine: {segment_size: 1MiB}
 workload: {mode: closed, producers: 4, size: "uniform:100-2000"}
 matrix:
@@ -31,7 +32,8 @@ matrix:
 	}
 	out := t.TempDir()
 	var log strings.Builder
-	o, err := Run(context.Background(), e, Options{OutRoot: out, StoreRoot: t.TempDir(), Progress: &log, ProgressEvery: 100 * time.Millisecond})
+	figs := t.TempDir()
+	o, err := Run(context.Background(), e, Options{OutRoot: out, StoreRoot: t.TempDir(), Progress: &log, ProgressEvery: 100 * time.Millisecond, FiguresDir: figs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +54,43 @@ matrix:
 		if c.Params["flush"] == "group" && len(c.FlushBatches) == 0 {
 			t.Fatalf("cell %s: no flush batches", c.Name)
 		}
-		for _, f := range []string{c.Files.Hlog, c.Files.Hgrm["service"]} {
-			if _, err := os.Stat(filepath.Join(o.RunDir, f)); err != nil {
-				t.Fatalf("cell %s: %v", c.Name, err)
+		if !strings.HasSuffix(c.Files.Hlog, ".hlog.gz") || len(c.Files.Hgrm) != 0 {
+			t.Fatalf("cell %s files %+v: want a gzip'd .hlog and no .hgrm", c.Name, c.Files)
+		}
+		if _, err := os.Stat(filepath.Join(o.RunDir, c.Files.Hlog)); err != nil {
+			t.Fatalf("cell %s: %v", c.Name, err)
+		}
+		// Host state beside the cell's own numbers.
+		if _, err := os.Stat("/proc/pressure/io"); err == nil {
+			if _, ok := c.Extra["psi_io_some_pct"]; !ok {
+				t.Fatalf("cell %s: no io pressure in %v", c.Name, c.Extra)
 			}
+		}
+		if c.Extra["load1"] <= 0 || c.Extra["appended_bytes"] <= 0 {
+			t.Fatalf("cell %s: load %v appended %v", c.Name, c.Extra["load1"], c.Extra["appended_bytes"])
+		}
+	}
+	// The interval log reads back and sums to the cell's count.
+	ivs, err := result.ReadCellHlog(o.RunDir, &o.Cells[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := result.MergeHlog(ivs, "service"); h == nil || h.TotalCount() != o.Cells[0].Ops {
+		t.Fatalf("hlog service count vs ops %d", o.Cells[0].Ops)
+	}
+	// Each repetition's cells ran in a shuffled order, recorded per cell.
+	orders := map[int]bool{}
+	for _, c := range o.Cells {
+		orders[c.Order] = true
+	}
+	if len(orders) != 4 {
+		t.Fatalf("orders %v", orders)
+	}
+	// Nothing derived lives in the run: no figures, no .hgrm.
+	entries, _ := os.ReadDir(o.RunDir)
+	for _, en := range entries {
+		if en.IsDir() || strings.HasSuffix(en.Name(), ".hgrm") || strings.HasSuffix(en.Name(), ".png") {
+			t.Fatalf("derived file %s in the run", en.Name())
 		}
 	}
 	run, err := result.LoadRun(o.RunDir)
@@ -81,6 +116,7 @@ matrix:
 func TestRunInterrupted(t *testing.T) {
 	e, err := Parse([]byte(`
 name: cut
+settle: 1ms
 duration: 30s
 interval: 100ms
 engine: {segment_size: 1MiB}
@@ -110,6 +146,7 @@ matrix:
 func TestStallShowsInResponseNotService(t *testing.T) {
 	e, err := Parse([]byte(`
 name: stall
+settle: 1ms
 warmup: 100ms
 duration: 1500ms
 interval: 100ms
@@ -146,6 +183,7 @@ stall: {at: 300ms, length: 400ms}
 func TestRunLoopback(t *testing.T) {
 	e, err := Parse([]byte(`
 name: wire
+settle: 1ms
 warmup: 100ms
 duration: 500ms
 interval: 100ms

@@ -44,6 +44,8 @@ type sysStats struct {
 	LockHeldNs   uint64
 	Appends      uint64
 	CacheHitRate float64 // direct path block cache, -1 when none
+	// AppendedBytes is the record bytes the store accepted (0 for peers).
+	AppendedBytes int64
 }
 
 // sysHooks are callbacks into the cell's measurement.
@@ -127,7 +129,8 @@ func (s *storeSystem) Stats() sysStats { return storeStats(s.st) }
 func storeStats(s *store.Store) sysStats {
 	st := s.Stats()
 	out := sysStats{Flush: st.Flush, Rolls: st.CommitLog.Segment.Rolls, SyncCreates: st.CommitLog.Segment.SyncCreates,
-		MaxLockHeld: st.CommitLog.MaxLockHeld, LockHeldNs: st.CommitLog.LockHeldNanos, Appends: st.CommitLog.Appends, CacheHitRate: -1}
+		MaxLockHeld: st.CommitLog.MaxLockHeld, LockHeldNs: st.CommitLog.LockHeldNanos, Appends: st.CommitLog.Appends, CacheHitRate: -1,
+		AppendedBytes: int64(st.PutBytes)}
 	if s.ReadCache() != nil {
 		out.CacheHitRate = st.ReadCache.HitRatio
 	}

@@ -7,21 +7,26 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/brokerlab/brokerlab/experiments/result"
 )
 
-// RenderRun draws every figure that applies to a run directory (see
-// RunFigures) into <runDir>/figures/<name>.png and .svg and returns the
-// written paths, in a fixed order. A figure that fails to build or draw is
-// reported in the joined error while the others are still written. A run
-// for which no figure applies is an error wrapping ErrNoData.
-func RenderRun(runDir string) ([]string, error) {
+// RenderRunTo draws every figure that applies to a run directory (see
+// RunFigures) into figDir/<name>.png and .svg and returns the written
+// paths, in a fixed order. Figures are derived data: figDir must not be the
+// run directory itself (a committed run holds only its result files). A
+// figure that fails to build or draw is reported in the joined error while
+// the others are still written. A run for which no figure applies is an
+// error wrapping ErrNoData.
+func RenderRunTo(runDir, figDir string) ([]string, error) {
+	if a, b := absClean(runDir), absClean(figDir); a == b || strings.HasPrefix(b, a+string(filepath.Separator)) {
+		return nil, fmt.Errorf("plots: figures go outside the run directory %s (got %s)", runDir, figDir)
+	}
 	figs, buildErr := RunFigures(runDir)
 	if len(figs) == 0 {
 		return nil, buildErr
 	}
-	figDir := filepath.Join(runDir, result.FiguresDir)
 	if err := os.MkdirAll(figDir, 0o755); err != nil {
 		return nil, fmt.Errorf("plots: %w", err)
 	}
@@ -36,6 +41,14 @@ func RenderRun(runDir string) ([]string, error) {
 		paths = append(paths, written...)
 	}
 	return paths, errors.Join(errs...)
+}
+
+func absClean(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return a
 }
 
 // RunFigures builds, without drawing, every figure that applies to a run

@@ -72,13 +72,18 @@ func TestRenderRunWritesFigures(t *testing.T) {
 	c := cell(result.SystemBrokerlab, "path=mmap/flush=sync", 0, 100, 1000, 1)
 	c.Spectrum = map[string][]result.SpectrumPoint{"e2e": spectrum(1000, 1)}
 	dir := writeRun(t, "e1", []result.Cell{c})
-	paths, err := RenderRun(dir)
+	out := t.TempDir()
+	paths, err := RenderRunTo(dir, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, "figures", "latency-by-percentile.png"), filepath.Join(dir, "figures", "latency-by-percentile.svg")}
+	want := []string{filepath.Join(out, "latency-by-percentile.png"), filepath.Join(out, "latency-by-percentile.svg")}
 	if !slices.Equal(paths, want) {
 		t.Fatalf("paths %v, want %v", paths, want)
+	}
+	// Figures never go into the run itself.
+	if _, err := RenderRunTo(dir, filepath.Join(dir, "figures")); err == nil {
+		t.Fatal("rendering into the run directory was accepted")
 	}
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
@@ -107,11 +112,11 @@ func TestRenderRunReadsHgrmFiles(t *testing.T) {
 
 func TestRenderRunEmptyAndPartial(t *testing.T) {
 	// No result at all.
-	if _, err := RenderRun(t.TempDir()); !errors.Is(err, result.ErrNoResult) {
+	if _, err := RenderRunTo(t.TempDir(), t.TempDir()); !errors.Is(err, result.ErrNoResult) {
 		t.Fatalf("empty dir: %v", err)
 	}
 	// An empty result.
-	if _, err := RenderRun(writeRun(t, "e5", nil)); !errors.Is(err, ErrNoData) {
+	if _, err := RenderRunTo(writeRun(t, "e5", nil), t.TempDir()); !errors.Is(err, ErrNoData) {
 		t.Fatalf("no cells: %v", err)
 	}
 	// Only failed cells.
@@ -119,11 +124,11 @@ func TestRenderRunEmptyAndPartial(t *testing.T) {
 	for i := range failed {
 		failed[i].Error = "interrupted"
 	}
-	if _, err := RenderRun(writeRun(t, "e6", failed)); !errors.Is(err, ErrNoData) {
+	if _, err := RenderRunTo(writeRun(t, "e6", failed), t.TempDir()); !errors.Is(err, ErrNoData) {
 		t.Fatalf("failed cells: %v", err)
 	}
 	// One bare cell: nothing applies.
-	if _, err := RenderRun(writeRun(t, "e7", []result.Cell{{Name: "a=1"}})); !errors.Is(err, ErrNoData) {
+	if _, err := RenderRunTo(writeRun(t, "e7", []result.Cell{{Name: "a=1"}}), t.TempDir()); !errors.Is(err, ErrNoData) {
 		t.Fatalf("bare cell: %v", err)
 	}
 	// A partial result: a ragged residency matrix written by hand (WriteResult

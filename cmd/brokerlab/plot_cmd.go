@@ -2,23 +2,50 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/brokerlab/brokerlab/experiments/result"
 	"github.com/brokerlab/brokerlab/plots"
 )
 
 func init() { register(newPlotCmd) }
 
 func newPlotCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "plot RUN_DIR...",
-		Short: "Regenerate every figure of one or more runs from their result files",
-		Args:  cobra.MinimumNArgs(1),
+	var out string
+	var noHgrm bool
+	cmd := &cobra.Command{
+		Use:   "plot --out DIR RUN_DIR...",
+		Short: "Derive every figure and .hgrm table of one or more runs into DIR",
+		Long: `Figures and .hgrm percentile tables are derived data: a run directory keeps
+only result.json, bench.txt, manifest.json and its gzip'd .hlog interval logs.
+plot draws each run's figures (PNG and SVG, byte-identical from the same
+inputs) and writes its .hgrm tables (values in ms, as HdrHistogram's tools
+expect) into DIR/<experiment>/<stamp>/. It never writes into a run.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("plot: --out DIR is required (figures are never written into a run)")
+			}
 			for _, dir := range args {
-				figs, err := plots.RenderRun(dir)
+				dest := filepath.Join(out, filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(filepath.Clean(dir)))
+				figs, err := plots.RenderRunTo(dir, dest)
 				for _, f := range figs {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", dir, err)
+				}
+				if noHgrm {
+					continue
+				}
+				run, err := result.LoadRun(dir)
+				if err != nil {
+					return err
+				}
+				hgrms, err := result.DeriveHgrm(run, dest)
+				for _, f := range hgrms {
 					fmt.Fprintln(cmd.OutOrStdout(), f)
 				}
 				if err != nil {
@@ -28,4 +55,7 @@ func newPlotCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&out, "out", "", "directory to write into (DIR/<experiment>/<stamp>/); required")
+	cmd.Flags().BoolVar(&noHgrm, "no-hgrm", false, "draw figures only")
+	return cmd
 }

@@ -22,24 +22,50 @@ func newRunCmd() *cobra.Command {
 		noPlots  bool
 		namesrv  string
 		reps     int
+		ref      bool
+		replay   string
+		dirty    bool
+		figures  string
 	)
 	cmd := &cobra.Command{
-		Use:   "run EXPERIMENT.yaml",
-		Short: "Run an experiment and plot it",
-		Long: `Run every cell of an experiment (engine config × workload × matrix) and write
-results/<experiment>/<run-stamp>/: bench.txt (benchstat input), result.json,
-.hlog/.hgrm histograms, manifest.json and figures/. A progress line is printed
-every 10 s and a table at the end; Ctrl-C stops the current cell and still
-writes complete results.`,
-		Args: cobra.ExactArgs(1),
+		Use:   "run EXPERIMENT.yaml | run --replay RUN_DIR",
+		Short: "Run an experiment (or replay a recorded run) and plot it",
+		Long: `Run every cell of an experiment (engine config × workload × matrix, plus its
+NATS and fio peers) and write results/<experiment>/<run-stamp>/: bench.txt
+(benchstat input), result.json, gzip'd .hlog interval logs, manifest.json and
+ratios.txt (the declared pairings). Figures are drawn outside the run (see
+--figures and 'brokerlab plot'). Cells run in an order shuffled per
+repetition from the seed, with sync(2) and a settle pause between them. A
+progress line is printed every 10 s and a table at the end; Ctrl-C stops the
+current cell and still writes complete results.
+
+--quick applies the experiment's short overrides (a functional check, not
+reference numbers); --reference its reference overrides with at least 60 s
+warm-up, 5 repetitions and 5 min measured where the flush/writeback cycle
+matters. --replay RUN_DIR reruns exactly the resolved config that run recorded.
+Writing into the repository's results/ from a modified tree is refused
+unless --allow-dirty (the diff is then saved beside the run).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if replay != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			exp, err := experiments.Load(args[0])
+			var exp *experiments.Experiment
+			var err error
+			if replay != "" {
+				exp, _, err = experiments.LoadReplay(replay)
+			} else {
+				exp, err = experiments.Load(args[0])
+			}
 			if err != nil {
 				return err
 			}
 			o, err := experiments.Run(cmd.Context(), exp, experiments.Options{
 				OutRoot: out, StoreRoot: store, Quick: quick, Duration: duration,
 				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args, Namesrv: namesrv, Repetitions: reps,
+				Reference: ref, Replay: replay != "", AllowDirty: dirty, FiguresDir: figures,
 			})
 			if err != nil {
 				return err
@@ -59,6 +85,10 @@ writes complete results.`,
 	f.IntVar(&reps, "reps", 0, "override the number of repetitions of every cell (reference runs use >= 3)")
 	f.BoolVar(&quick, "quick", false, "apply the experiment's quick overrides (short, CI-sized)")
 	f.BoolVar(&noPlots, "no-plots", false, "do not draw figures")
+	f.StringVar(&figures, "figures", "", "directory for the run's figures (default: <temp>/brokerlab-figures/<experiment>/<stamp>; never the run)")
+	f.BoolVar(&ref, "reference", false, "reference run: the experiment's reference overrides, >= 60s warm-up, >= 5 repetitions, >= 5m measured where writeback matters")
+	f.StringVar(&replay, "replay", "", "rerun exactly the resolved config recorded in this run directory's manifest")
+	f.BoolVar(&dirty, "allow-dirty", false, "allow writing into the repository's results/ from a modified source tree (the diff is saved beside the run)")
 	f.StringVar(&namesrv, "namesrv", "", "drive the broker(s) registered with this name server (host:port) instead of an in-process engine")
 	return cmd
 }

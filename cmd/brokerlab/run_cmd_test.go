@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ func TestRunThenPlot(t *testing.T) {
 	exp := filepath.Join(dir, "tiny.yaml")
 	os.WriteFile(exp, []byte(`
 name: tiny
+settle: 1ms
 warmup: 100ms
 duration: 300ms
 interval: 100ms
@@ -44,12 +46,42 @@ matrix:
 	stdout.Reset()
 	root = newRoot()
 	root.SetOut(&stdout)
-	root.SetArgs([]string{"plot", runDir})
+	figs := filepath.Join(dir, "figs")
+	root.SetArgs([]string{"plot", "--out", figs, runDir})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout.String(), ".png") || !strings.Contains(stdout.String(), ".svg") {
-		t.Fatalf("plot printed %q", stdout.String())
+	for _, ext := range []string{".png", ".svg", ".service.hgrm"} {
+		if !strings.Contains(stdout.String(), ext) {
+			t.Fatalf("plot printed no %s: %q", ext, stdout.String())
+		}
+	}
+	// Derived files land under --out/<experiment>/<stamp>, not in the run.
+	if !strings.Contains(stdout.String(), filepath.Join(figs, "tiny", filepath.Base(runDir))) {
+		t.Fatalf("plot wrote elsewhere: %q", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "figures")); err == nil {
+		t.Fatal("figures written into the run")
+	}
+	// plot without --out is refused.
+	root = newRoot()
+	root.SetArgs([]string{"plot", runDir})
+	if err := root.Execute(); err == nil {
+		t.Fatal("plot without --out accepted")
+	}
+	// --replay reruns the recorded config.
+	stdout.Reset()
+	root = newRoot()
+	root.SetOut(&stdout)
+	root.SetArgs([]string{"run", "--replay", runDir, "--out", out, "--store", t.TempDir(), "--no-plots"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	replayDir := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.Split(stdout.String(), "\n")[0]), "results: "), " (ok)")
+	a, _ := os.ReadFile(filepath.Join(runDir, "manifest.json"))
+	b, _ := os.ReadFile(filepath.Join(replayDir, "manifest.json"))
+	if cfgOf(t, a) != cfgOf(t, b) {
+		t.Fatalf("replayed config differs:\n%s\n%s", cfgOf(t, a), cfgOf(t, b))
 	}
 	// A bad experiment file is a clear error, not a panic.
 	bad := filepath.Join(dir, "bad.yaml")
@@ -59,4 +91,15 @@ matrix:
 	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "engine.path") {
 		t.Fatalf("bad experiment: %v", err)
 	}
+}
+
+func cfgOf(t *testing.T, manifest []byte) string {
+	t.Helper()
+	var m struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		t.Fatal(err)
+	}
+	return string(m.Config)
 }

@@ -46,6 +46,9 @@ type Cell struct {
 	// Rep is the repetition index (0-based); cells with equal System and
 	// Name are repetitions of one configuration.
 	Rep int `json:"rep"`
+	// Order is the cell's position in its repetition (the order is shuffled
+	// per repetition from the seed).
+	Order int `json:"order"`
 	// Error is non-empty for a failed or interrupted cell; its numbers are
 	// partial and Aggregate ignores it.
 	Error string `json:"error,omitempty"`

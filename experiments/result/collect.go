@@ -78,6 +78,7 @@ func (co collector) collect(storeDir string, cfg any, seed int64) Manifest {
 
 	bi, haveBI := co.buildInfo()
 	m.Git = co.gitInfo(bi, haveBI)
+	m.Build = buildInfo(bi, haveBI)
 	m.Host = co.hostInfo()
 	m.Store = co.storeInfo(storeDir)
 	m.VM = co.vmInfo()
@@ -118,6 +119,27 @@ func (co collector) gitInfo(bi *debug.BuildInfo, haveBI bool) GitInfo {
 		}
 	}
 	return GitInfo{SHA: Unknown, Source: Unknown}
+}
+
+// buildInfo reads the binary's VCS settings.
+func buildInfo(bi *debug.BuildInfo, haveBI bool) BuildInfo {
+	b := BuildInfo{Revision: Unknown}
+	if !haveBI || bi == nil {
+		return b
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs":
+			b.VCS = s.Value
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
 }
 
 func (co collector) hostInfo() HostInfo {

@@ -25,6 +25,7 @@ type Manifest struct {
 	Status     string `json:"status"`
 
 	Git   GitInfo   `json:"git"`
+	Build BuildInfo `json:"build"`
 	Host  HostInfo  `json:"host"`
 	Store StoreInfo `json:"store"`
 	VM    VMInfo    `json:"vm"`
@@ -32,6 +33,12 @@ type Manifest struct {
 
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished,omitempty"`
+
+	// Mode is quick, reference or "" (the experiment file's own values).
+	Mode string `json:"mode,omitempty"`
+	// SourceDiff names the file beside the manifest holding the
+	// uncommitted changes of a run made with --allow-dirty.
+	SourceDiff string `json:"source_diff,omitempty"`
 
 	// Config is the fully resolved experiment configuration.
 	Config  json.RawMessage `json:"config"`
@@ -49,6 +56,17 @@ type GitInfo struct {
 	SHA    string `json:"sha"`
 	Dirty  bool   `json:"dirty"`
 	Source string `json:"source"`
+}
+
+// BuildInfo is the binary's own VCS stamp (runtime/debug.ReadBuildInfo:
+// vcs.revision, vcs.time, vcs.modified), which describes the code that ran
+// even when the working directory is another tree. Revision is Unknown for
+// a binary built without VCS information (go run, go test).
+type BuildInfo struct {
+	Revision string `json:"vcs_revision"`
+	Time     string `json:"vcs_time,omitempty"`
+	Modified bool   `json:"vcs_modified"`
+	VCS      string `json:"vcs,omitempty"`
 }
 
 // HostInfo describes the machine.

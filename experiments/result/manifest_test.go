@@ -194,8 +194,40 @@ func TestCollectGitFallsBackToBuildInfo(t *testing.T) {
 		},
 		hostname: os.Hostname, now: time.Now,
 	}
-	if g := co.collect(empty, nil, 0).Git; g != (GitInfo{SHA: "feed", Dirty: true, Source: "buildinfo"}) {
+	m := co.collect(empty, nil, 0)
+	if g := m.Git; g != (GitInfo{SHA: "feed", Dirty: true, Source: "buildinfo"}) {
 		t.Fatalf("git: %+v", g)
+	}
+	if b := m.Build; b != (BuildInfo{Revision: "feed", Modified: true}) {
+		t.Fatalf("build: %+v", b)
+	}
+}
+
+// The binary's own VCS stamp is recorded even when git answers for the
+// working directory, and is Unknown without one.
+func TestCollectRecordsBuildInfo(t *testing.T) {
+	empty := t.TempDir()
+	co := collector{
+		procRoot: empty, sysRoot: empty,
+		git: func(args ...string) (string, error) {
+			if args[0] == "rev-parse" {
+				return "abc\n", nil
+			}
+			return "", nil
+		},
+		buildInfo: func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123"},
+				{Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "false"}}}, true
+		},
+		hostname: os.Hostname, now: time.Now,
+	}
+	m := co.collect(empty, nil, 0)
+	if m.Git.SHA != "abc" || m.Build != (BuildInfo{Revision: "0123", Time: "2026-01-02T03:04:05Z", VCS: "git"}) {
+		t.Fatalf("git %+v build %+v", m.Git, m.Build)
+	}
+	co.buildInfo = func() (*debug.BuildInfo, bool) { return nil, false }
+	if b := co.collect(empty, nil, 0).Build; b.Revision != Unknown || b.Modified {
+		t.Fatalf("no build info: %+v", b)
 	}
 }
 

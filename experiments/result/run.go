@@ -30,8 +30,8 @@ func RunStamp(t time.Time, config []byte) string {
 	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:4])
 }
 
-// CreateRunDir creates root/<experiment>/<stamp>/ (and its figures
-// directory) and returns its path.
+// CreateRunDir creates root/<experiment>/<stamp>/ and returns its path.
+// Figures are derived data and are not written into it.
 func CreateRunDir(root, experiment, stamp string) (string, error) {
 	for _, s := range []string{experiment, stamp} {
 		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, `/\`) {
@@ -39,7 +39,7 @@ func CreateRunDir(root, experiment, stamp string) (string, error) {
 		}
 	}
 	dir := filepath.Join(root, experiment, stamp)
-	if err := os.MkdirAll(filepath.Join(dir, FiguresDir), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("result: create run dir: %w", err)
 	}
 	return dir, nil

@@ -1,0 +1,338 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/brokerlab/brokerlab/experiments/result"
+)
+
+// ErrUnlikePair marks a declared pairing whose two cells differ in
+// something other than what the pairing compares (transport, message size,
+// producer count, durability, loop type, offered rate).
+var ErrUnlikePair = fmt.Errorf("%w: unlike pairing", ErrConfig)
+
+// Pairing is one declared comparison: the numerator cell's metric divided
+// by the denominator cell's, repetition by repetition. A selector is a set
+// of cell attributes (see cellAttrs: system, path, flush, transport, size,
+// conc, mode, rate, batch and any name parameter) that must match exactly
+// one cell of the experiment; without "system" it selects among brokerlab's.
+//
+//	pairings:
+//	  - name: group_commit_vs_per_message_fsync
+//	    numerator:   {path: mmap, flush: group, transport: inproc}
+//	    denominator: {path: mmap, flush: sync, transport: inproc}
+//	    metric: msg/s
+//
+// Metrics: msg/s, MB/s (throughput: higher is better) and p50, p99, p999
+// (latency of the primary metric: lower is better; only in open loop at
+// equal offered rates, since in a closed loop with fixed producers latency
+// restates throughput by Little's law).
+type Pairing struct {
+	Name   string            `yaml:"name" json:"name"`
+	Num    map[string]string `yaml:"numerator" json:"numerator"`
+	Den    map[string]string `yaml:"denominator" json:"denominator"`
+	Metric string            `yaml:"metric" json:"metric"`
+}
+
+// pairMetrics are the metrics a pairing may compare.
+var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999"}
+
+func isLatencyMetric(m string) bool { return m == "p50" || m == "p99" || m == "p999" }
+
+// transportClass says how a cell's load reaches the system: a function call
+// (brokerlab in-process; fio's system calls) or a protocol over loopback TCP
+// (brokerlab's remoting; NATS with nats.go over TCP).
+func transportClass(a map[string]string) string {
+	switch {
+	case a["system"] == result.SystemNATS && a["transport"] == "loopback":
+		return "loopback TCP"
+	case a["system"] == result.SystemNATS:
+		return "in-process protocol pipe"
+	case a["transport"] == "loopback":
+		return "loopback TCP"
+	}
+	return "in-process call (no protocol)"
+}
+
+// durabilityClass says when a send is acknowledged relative to fsync.
+func durabilityClass(a map[string]string) string {
+	switch a["flush"] {
+	case "async", "none":
+		return "acknowledged before fsync"
+	}
+	return "acknowledged after fsync"
+}
+
+// cellAttrs are the attributes a selector matches: the resolved
+// configuration, overlaid with the cell's name parameters.
+func cellAttrs(c *Cell) map[string]string {
+	e := c.Exp
+	a := map[string]string{
+		"system":    result.SystemBrokerlab,
+		"path":      e.Engine.Path,
+		"flush":     e.Engine.Flush,
+		"transport": e.Engine.Transport,
+		"size":      sizeKey(e.Workload.Size),
+		"conc":      strconv.Itoa(e.Workload.Producers),
+		"mode":      e.Workload.Mode,
+		"batch":     strconv.Itoa(e.Workload.Batch),
+	}
+	if e.Workload.Mode == "open" {
+		a["rate"] = strconv.FormatFloat(e.Workload.Rate, 'f', -1, 64)
+	}
+	if c.System != "" {
+		a["system"] = c.System
+	}
+	for _, p := range c.Params {
+		if p.Key == "size" {
+			a["size"] = sizeKey(p.Value)
+			continue
+		}
+		a[p.Key] = p.Value
+	}
+	return a
+}
+
+// sizeKey writes "fixed:1024" and "1024" alike.
+func sizeKey(s string) string { return strings.TrimPrefix(s, "fixed:") }
+
+// matches reports whether every selector key has the attribute's value; a
+// selector without "system" selects brokerlab's cells.
+func matches(sel, attrs map[string]string) bool {
+	if _, ok := sel["system"]; !ok && attrs["system"] != result.SystemBrokerlab {
+		return false
+	}
+	for k, v := range sel {
+		want := v
+		if k == "size" {
+			want = sizeKey(v)
+		}
+		if attrs[k] != want {
+			return false
+		}
+	}
+	return true
+}
+
+func cellID(c *Cell) string {
+	if c.System != "" && c.System != result.SystemBrokerlab {
+		return c.System + " " + c.Name
+	}
+	return c.Name
+}
+
+// selectOne finds the one cell a selector names.
+func selectOne(p Pairing, side string, sel map[string]string, cells []Cell) (*Cell, error) {
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("%w: pairing %q: %s selector is empty", ErrConfig, p.Name, side)
+	}
+	var found []*Cell
+	for i := range cells {
+		if matches(sel, cellAttrs(&cells[i])) {
+			found = append(found, &cells[i])
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, fmt.Errorf("%w: pairing %q: %s %v matches no cell", ErrConfig, p.Name, side, sel)
+	}
+	names := make([]string, len(found))
+	for i, c := range found {
+		names[i] = cellID(c)
+	}
+	return nil, fmt.Errorf("%w: pairing %q: %s %v matches %d cells (%s): add keys to pick one",
+		ErrConfig, p.Name, side, sel, len(found), strings.Join(names, ", "))
+}
+
+// checkLike returns an ErrUnlikePair error listing every difference that
+// makes the two cells unfit to compare with metric.
+func checkLike(p Pairing, num, den *Cell) error {
+	a, b := cellAttrs(num), cellAttrs(den)
+	var diffs []string
+	differ := func(what, x, y string) {
+		if x != y {
+			diffs = append(diffs, fmt.Sprintf("%s differs (%s vs %s)", what, x, y))
+		}
+	}
+	differ("transport", transportClass(a), transportClass(b))
+	differ("message size", a["size"], b["size"])
+	differ("producer count", a["conc"], b["conc"])
+	differ("durability", durabilityClass(a), durabilityClass(b))
+	differ("loop type", a["mode"], b["mode"])
+	differ("batch", a["batch"], b["batch"])
+	if a["mode"] == "open" || b["mode"] == "open" {
+		differ("offered rate (msg/s)", a["rate"], b["rate"])
+	}
+	if isLatencyMetric(p.Metric) && (a["mode"] != "open" || b["mode"] != "open") {
+		diffs = append(diffs, "latency is compared in open loop only (in a closed loop with fixed producers it restates throughput: Little's law)")
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w %q: %s / %s: %s", ErrUnlikePair, p.Name, cellID(num), cellID(den), strings.Join(diffs, "; "))
+}
+
+// validatePairings checks every pairing against the experiment's cells
+// (brokerlab's, and the peers' it will run).
+func (e *Experiment) validatePairings() error {
+	if len(e.Pairings) == 0 {
+		return nil
+	}
+	cells, err := e.AllCells()
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, p := range e.Pairings {
+		if p.Name == "" || strings.ContainsAny(p.Name, " \t/=") {
+			return fmt.Errorf("%w: pairing name %q: want a word such as group_commit_vs_per_message_fsync", ErrConfig, p.Name)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("%w: pairing %q declared twice", ErrConfig, p.Name)
+		}
+		seen[p.Name] = true
+		if !slices.Contains(pairMetrics, p.Metric) {
+			return fmt.Errorf("%w: pairing %q: metric %q: want one of %s", ErrConfig, p.Name, p.Metric, strings.Join(pairMetrics, ", "))
+		}
+		num, err := selectOne(p, "numerator", p.Num, cells)
+		if err != nil {
+			return err
+		}
+		den, err := selectOne(p, "denominator", p.Den, cells)
+		if err != nil {
+			return err
+		}
+		if num == den {
+			return fmt.Errorf("%w: pairing %q: numerator and denominator are the same cell %s", ErrConfig, p.Name, cellID(num))
+		}
+		if err := checkLike(p, num, den); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Ratio is one declared pairing as measured: the ratio of the numerator's
+// metric to the denominator's in each repetition, summarised as the median
+// with the min–max range. No best-of-N: every repetition counts.
+type Ratio struct {
+	Name   string
+	Metric string
+	Num    string // numerator cell
+	Den    string // denominator cell
+	Stat   result.Stat
+	// Missing says why the ratio could not be computed ("" when it was).
+	Missing string
+}
+
+// ComputeRatios evaluates the pairings on a run's cells. Repetition r of
+// the numerator is divided by repetition r of the denominator; failed cells
+// are left out.
+func ComputeRatios(pairs []Pairing, all []Cell, cells []result.Cell) []Ratio {
+	var out []Ratio
+	for _, p := range pairs {
+		r := Ratio{Name: p.Name, Metric: p.Metric}
+		num, err1 := selectOne(p, "numerator", p.Num, all)
+		den, err2 := selectOne(p, "denominator", p.Den, all)
+		if err := errors.Join(err1, err2); err != nil {
+			r.Missing = err.Error()
+			out = append(out, r)
+			continue
+		}
+		r.Num, r.Den = cellID(num), cellID(den)
+		nv := repValues(cells, num, p.Metric)
+		dv := repValues(cells, den, p.Metric)
+		var ratios []float64
+		for _, rep := range slices.Sorted(maps.Keys(nv)) {
+			d, ok := dv[rep]
+			if ok && d > 0 && nv[rep] > 0 {
+				ratios = append(ratios, nv[rep]/d)
+			}
+		}
+		if len(ratios) == 0 {
+			r.Missing = "no repetition measured both cells"
+		}
+		r.Stat = result.StatOf(ratios)
+		out = append(out, r)
+	}
+	return out
+}
+
+// repValues maps a cell's repetitions to the metric's value.
+func repValues(cells []result.Cell, c *Cell, metric string) map[int]float64 {
+	sys := c.System
+	if sys == "" {
+		sys = result.SystemBrokerlab
+	}
+	out := map[int]float64{}
+	for i := range cells {
+		rc := &cells[i]
+		if rc.Error != "" || rc.SystemOrDefault() != sys || rc.Name != c.Name {
+			continue
+		}
+		var v float64
+		switch metric {
+		case "msg/s":
+			v = rc.MsgPerSec
+		case "MB/s":
+			v = rc.MBPerSec
+		default:
+			q := rc.Quantiles[rc.PrimaryMetric()]
+			switch metric {
+			case "p50":
+				v = q.P50
+			case "p99":
+				v = q.P99
+			case "p999":
+				v = q.P999
+			}
+		}
+		if v > 0 && !math.IsInf(v, 0) {
+			out[rc.Rep] = v
+		}
+	}
+	return out
+}
+
+// Sig2 formats v with two significant digits and no exponent: 0.33, 4.5, 120.
+func Sig2(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	e := int(math.Floor(math.Log10(math.Abs(v))))
+	p := math.Pow(10, float64(e-1))
+	r := math.Round(v/p) * p
+	// Rounding may carry into the next decade (9.96 → 10).
+	e = int(math.Floor(math.Log10(math.Abs(r))))
+	dec := max(1-e, 0)
+	return strconv.FormatFloat(r, 'f', dec, 64)
+}
+
+// String is the ratio's line: "RATIO name median [min–max] n=N # num / den (metric)".
+func (r Ratio) String() string {
+	if r.Missing != "" {
+		return fmt.Sprintf("RATIO %s n/a\t# %s", r.Name, r.Missing)
+	}
+	better := "higher is better"
+	if isLatencyMetric(r.Metric) {
+		better = "lower is better"
+	}
+	return fmt.Sprintf("RATIO %s %s [%s–%s] n=%d\t# %s / %s (%s, %s; median and min–max over repetitions)",
+		r.Name, Sig2(r.Stat.Median), Sig2(r.Stat.Min), Sig2(r.Stat.Max), r.Stat.N, r.Num, r.Den, r.Metric, better)
+}
+
+// WriteRatios prints one line per ratio.
+func WriteRatios(w io.Writer, rs []Ratio) {
+	for _, r := range rs {
+		fmt.Fprintln(w, r.String())
+	}
+}

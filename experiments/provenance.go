@@ -1,0 +1,149 @@
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/brokerlab/brokerlab/experiments/result"
+)
+
+// ErrDirtyTree is returned when a run would write into the repository's
+// results/ from a source tree with uncommitted changes (see --allow-dirty).
+var ErrDirtyTree = errors.New("experiments: refusing to write into results/ from a modified source tree (commit first, or pass --allow-dirty to save the diff beside the run)")
+
+// ErrReplay marks a run directory that cannot be replayed.
+var ErrReplay = errors.New("experiments: cannot replay")
+
+// SourceDiffFile is the file beside the manifest that holds the uncommitted
+// changes of a run made with --allow-dirty.
+const SourceDiffFile = "source.diff"
+
+// sourceState answers where the code comes from: git in the working
+// directory and the binary's build info (both injectable for tests).
+type sourceState struct {
+	git       func(args ...string) (string, error)
+	buildInfo func() (*debug.BuildInfo, bool)
+}
+
+func defaultSourceState() sourceState {
+	return sourceState{git: gitOutput, buildInfo: debug.ReadBuildInfo}
+}
+
+func gitOutput(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// intoRepoResults reports whether outRoot is the results/ directory at the
+// top of the git work tree the command runs in.
+func (s sourceState) intoRepoResults(outRoot string) bool {
+	top, err := s.git("rev-parse", "--show-toplevel")
+	if err != nil || strings.TrimSpace(top) == "" {
+		return false
+	}
+	want, err1 := filepath.EvalSymlinks(filepath.Join(strings.TrimSpace(top), "results"))
+	abs, err2 := filepath.Abs(outRoot)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	return abs == want
+}
+
+// modified reports whether the code is not exactly a commit: the binary's
+// vcs.modified stamp when it has one, otherwise git status of the tree
+// (results/ itself excluded).
+func (s sourceState) modified() (bool, string) {
+	if bi, ok := s.buildInfo(); ok && bi != nil {
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.modified" {
+				return st.Value == "true", "build info vcs.modified=" + st.Value
+			}
+		}
+	}
+	out, err := s.git("status", "--porcelain", "--", ".", ":(exclude)results")
+	if err != nil {
+		return false, "no git and no build info"
+	}
+	return strings.TrimSpace(out) != "", "git status"
+}
+
+// diff is the uncommitted change set: git diff against HEAD and the list of
+// untracked files (results/ excluded).
+func (s sourceState) diff() []byte {
+	var b bytes.Buffer
+	if st, err := s.git("status", "--porcelain", "--", ".", ":(exclude)results"); err == nil {
+		b.WriteString("# git status --porcelain (results/ excluded)\n")
+		for _, l := range strings.Split(strings.TrimRight(st, "\n"), "\n") {
+			if l != "" {
+				b.WriteString("# " + l + "\n")
+			}
+		}
+	}
+	if d, err := s.git("diff", "HEAD", "--", ".", ":(exclude)results"); err == nil {
+		b.WriteString(d)
+	}
+	return b.Bytes()
+}
+
+// checkSource refuses a modified tree writing into the repository's
+// results/ unless allowDirty; with allowDirty it returns the diff to save.
+func (s sourceState) checkSource(outRoot string, allowDirty bool) ([]byte, error) {
+	if !s.intoRepoResults(outRoot) {
+		return nil, nil
+	}
+	mod, how := s.modified()
+	if !mod {
+		return nil, nil
+	}
+	if !allowDirty {
+		return nil, fmt.Errorf("%w [%s]", ErrDirtyTree, how)
+	}
+	return s.diff(), nil
+}
+
+// LoadReplay reads a run directory's manifest and returns the experiment
+// exactly as that run resolved it (cells, repetitions, durations, seed,
+// pairings), ready to Run with Options.Replay.
+func LoadReplay(runDir string) (*Experiment, result.Manifest, error) {
+	m, err := result.ReadManifest(filepath.Join(runDir, result.ManifestFile))
+	if err != nil {
+		return nil, m, fmt.Errorf("%w: %w", ErrReplay, err)
+	}
+	if len(m.Config) == 0 || string(m.Config) == "null" {
+		return nil, m, fmt.Errorf("%w: %s records no resolved config", ErrReplay, runDir)
+	}
+	dec := json.NewDecoder(bytes.NewReader(m.Config))
+	dec.DisallowUnknownFields()
+	var e Experiment
+	if err := dec.Decode(&e); err != nil {
+		return nil, m, fmt.Errorf("%w: %s: config: %w", ErrReplay, runDir, err)
+	}
+	if err := e.Validate(); err != nil {
+		return nil, m, fmt.Errorf("%w: %s: %w", ErrReplay, runDir, err)
+	}
+	return &e, m, nil
+}
+
+// writeSourceDiff saves the diff beside the manifest.
+func writeSourceDiff(runDir string, diff []byte) error {
+	return result.WriteFileAtomic(filepath.Join(runDir, SourceDiffFile), diff, 0o644)
+}
+

@@ -1,0 +1,151 @@
+package experiments
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeGit answers rev-parse --show-toplevel with top, status with status
+// and diff with a fixed text.
+func fakeGit(top, status string) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		switch args[0] {
+		case "rev-parse":
+			return top + "\n", nil
+		case "status":
+			return status, nil
+		case "diff":
+			return "diff --git a/x.go b/x.go\n+changed\n", nil
+		}
+		return "", errors.New("unexpected git call")
+	}
+}
+
+func noBuildInfo() (*debug.BuildInfo, bool) { return nil, false }
+
+func TestDirtyTreeRefusedIntoResults(t *testing.T) {
+	top := t.TempDir()
+	os.MkdirAll(filepath.Join(top, "results"), 0o755)
+	s := sourceState{git: fakeGit(top, " M engine/x.go\n"), buildInfo: noBuildInfo}
+	if _, err := s.checkSource(filepath.Join(top, "results"), false); !errors.Is(err, ErrDirtyTree) {
+		t.Fatalf("dirty into results/: %v", err)
+	}
+	diff, err := s.checkSource(filepath.Join(top, "results"), true)
+	if err != nil || !strings.Contains(string(diff), "+changed") || !strings.Contains(string(diff), "M engine/x.go") {
+		t.Fatalf("allow-dirty: %v\n%s", err, diff)
+	}
+	// Elsewhere (a temp results root) is not the committed results/.
+	if d, err := s.checkSource(t.TempDir(), false); err != nil || d != nil {
+		t.Fatalf("outside the repo: %v %q", err, d)
+	}
+	// A clean tree writes into results/.
+	clean := sourceState{git: fakeGit(top, ""), buildInfo: noBuildInfo}
+	if d, err := clean.checkSource(filepath.Join(top, "results"), false); err != nil || d != nil {
+		t.Fatalf("clean: %v", err)
+	}
+	// The binary's own stamp wins over git status.
+	stamped := sourceState{git: fakeGit(top, ""), buildInfo: func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}}, true
+	}}
+	if _, err := stamped.checkSource(filepath.Join(top, "results"), false); !errors.Is(err, ErrDirtyTree) || !strings.Contains(err.Error(), "vcs.modified=true") {
+		t.Fatalf("stamped dirty: %v", err)
+	}
+}
+
+// A replay reruns exactly the resolved config the run recorded: same
+// manifest config, same cells in the same shuffled order.
+func TestReplayReproducesConfig(t *testing.T) {
+	e, err := Parse([]byte(`
+name: replayme
+seed: 77
+warmup: 50ms
+duration: 200ms
+interval: 100ms
+settle: 1ms
+engine: {segment_size: 1MiB}
+workload: {mode: closed, producers: 2, size: fixed:256}
+matrix:
+  - {param: flush, values: [async, group]}
+quick: {duration: 150ms, repetitions: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(t.Context(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true, Quick: true, Duration: 120 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, m1, err := LoadReplay(o.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.Duration.D() != 120*time.Millisecond || re.Repetitions != 2 || re.Seed != 77 || re.Mode != "quick" {
+		t.Fatalf("replayed config %+v", re)
+	}
+	if _, err := Run(t.Context(), re, Options{OutRoot: t.TempDir(), Replay: true, Quick: true}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("replay with overrides: %v", err)
+	}
+	o2, err := Run(t.Context(), re, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true, Replay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, m2, err := LoadReplay(o2.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m1.Config) != string(m2.Config) {
+		t.Fatalf("configs differ:\n%s\n%s", m1.Config, m2.Config)
+	}
+	if len(o.Cells) != 4 || len(o2.Cells) != len(o.Cells) {
+		t.Fatalf("cells %d vs %d", len(o.Cells), len(o2.Cells))
+	}
+	for i := range o.Cells {
+		a, b := o.Cells[i], o2.Cells[i]
+		if a.Name != b.Name || a.Rep != b.Rep || a.Order != b.Order {
+			t.Fatalf("cell %d: %s r%d #%d vs %s r%d #%d", i, a.Name, a.Rep, a.Order, b.Name, b.Rep, b.Order)
+		}
+	}
+	if _, _, err := LoadReplay(t.TempDir()); !errors.Is(err, ErrReplay) {
+		t.Fatalf("empty dir: %v", err)
+	}
+}
+
+func TestReferenceMinimums(t *testing.T) {
+	e, err := Parse([]byte(`
+name: ref
+warmup: 1s
+duration: 10s
+repetitions: 1
+engine: {segment_size: 1MiB}
+matrix:
+  - {param: flush, values: [sync, group]}
+reference: {duration: 90s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.WritebackMatters() {
+		t.Fatal("durable-only experiment flagged as writeback-bound")
+	}
+	r := *e
+	r.ApplyReference()
+	if r.Warmup != ReferenceWarmup || r.Repetitions != ReferenceReps || r.Duration.D() != 90*time.Second || r.Mode != "reference" {
+		t.Fatalf("reference %+v", r)
+	}
+	e.Matrix[0].Values = append(e.Matrix[0].Values, "async")
+	r = *e
+	r.ApplyReference()
+	if r.Duration != ReferenceDuration {
+		t.Fatalf("writeback-bound reference measures %v", r.Duration.D())
+	}
+	q := *e
+	q.ApplyQuick()
+	if q.Mode != "quick" {
+		t.Fatal(q.Mode)
+	}
+}
