@@ -102,11 +102,12 @@ type TLSConfig struct {
 	CAFile string
 	// ClientAuth: "" means none.
 	ClientAuth TLSClientAuth
-	// HandshakeTimeout bounds the first byte and the handshake (10 s when 0).
+	// HandshakeTimeout bounds the TLS handshake once its first byte arrived
+	// (10 s when 0); the wait for the first byte is the server's IdleTimeout.
 	HandshakeTimeout time.Duration
 }
 
-// DefaultTLSHandshakeTimeout bounds a connection's first byte and TLS handshake.
+// DefaultTLSHandshakeTimeout bounds a TLS handshake.
 const DefaultTLSHandshakeTimeout = 10 * time.Second
 
 // Enabled reports whether the mode accepts TLS connections.

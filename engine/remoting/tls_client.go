@@ -72,5 +72,5 @@ func clientHandshake(ctx context.Context, nc net.Conn, addr string, conf *tls.Co
 		_ = nc.Close()
 		return nil, fmt.Errorf("remoting: TLS handshake with %s: %w", addr, err)
 	}
-	return tc, nil
+	return &tlsConn{Conn: tc}, nil
 }

@@ -21,16 +21,18 @@ type acceptResult struct {
 
 // tlsListener wraps the server's TCP listener in permissive and enforcing
 // modes. One goroutine accepts; each accepted connection gets a goroutine
-// that peeks its first byte and, for a TLS handshake record, completes the
-// handshake, all within the handshake timeout. Accept returns connections
-// ready to speak the remoting protocol: *tls.Conn or the plain TCP socket.
+// that waits for its first byte (up to the idle timeout, as for any silent
+// connection) and, for a TLS handshake record, completes the handshake
+// within the handshake timeout. Accept returns connections ready to speak
+// the remoting protocol: a *tlsConn or the plain TCP socket.
 // Close closes the inner listener and every connection still in its
 // handshake, and waits for those goroutines.
 type tlsListener struct {
 	inner      net.Listener
 	mode       TLSMode
 	conf       *tls.Config
-	timeout    time.Duration
+	timeout    time.Duration // the handshake, from the first byte
+	idle       time.Duration // the first byte; 0 = no limit
 	maxPending int // connections peeking or handshaking at once; ≤ 0 = no limit
 	log        *slog.Logger
 	refused    rateLimiter // plaintext under enforcing
@@ -51,12 +53,13 @@ type tlsListener struct {
 }
 
 // newTLSListener starts accepting on inner for a permissive or enforcing server.
-func newTLSListener(inner net.Listener, cfg TLSConfig, src *serverTLS, maxPending int, log *slog.Logger) *tlsListener {
+func newTLSListener(inner net.Listener, cfg TLSConfig, src *serverTLS, idle time.Duration, maxPending int, log *slog.Logger) *tlsListener {
 	l := &tlsListener{
 		inner:      inner,
 		mode:       cfg.Mode,
 		conf:       src.tlsConfig(),
 		timeout:    cfg.HandshakeTimeout,
+		idle:       idle,
 		maxPending: maxPending,
 		log:        log,
 		refused:    rateLimiter{every: 10 * time.Second},
@@ -172,12 +175,15 @@ func (l *tlsListener) admit(nc net.Conn) {
 // nc is refused.
 func (l *tlsListener) classify(nc net.Conn) (net.Conn, error) {
 	remote := nc.RemoteAddr().String()
-	_ = nc.SetDeadline(time.Now().Add(l.timeout))
+	if l.idle > 0 {
+		_ = nc.SetReadDeadline(time.Now().Add(l.idle))
+	}
 	first, c, err := peekFirstByte(nc)
 	if err != nil {
 		l.log.Debug("remoting: connection closed before its first byte", "remote", remote, "err", err)
 		return nil, err
 	}
+	_ = c.SetDeadline(time.Now().Add(l.timeout))
 	if first != tlsRecordHandshake {
 		if l.mode == TLSEnforcing {
 			if n, ok := l.refused.allow(time.Now()); ok {
@@ -200,8 +206,18 @@ func (l *tlsListener) classify(nc net.Conn) (net.Conn, error) {
 	st := tc.ConnectionState()
 	l.log.Debug("remoting: TLS connection", "remote", remote, "version", tls.VersionName(st.Version),
 		"cipher", tls.CipherSuiteName(st.CipherSuite), "clientCert", len(st.PeerCertificates) > 0)
-	return tc, nil
+	return &tlsConn{Conn: tc}, nil
 }
+
+// tlsConn is an established TLS connection whose Close closes the socket
+// at once, without the close_notify alert: crypto/tls would wait up to 5 s
+// to write it to a peer that stopped reading, and a close must not block
+// (a stalled consumer is disconnected by closing it; Shutdown closes every
+// connection in turn). The remoting frames carry their own lengths, so a
+// truncated stream cannot pass for a complete one.
+type tlsConn struct{ *tls.Conn }
+
+func (c *tlsConn) Close() error { return c.NetConn().Close() }
 
 // prefixConn returns an already-read first byte before reading on (where
 // the socket cannot be peeked).
@@ -230,7 +246,8 @@ func readFirstByte(nc net.Conn) (byte, net.Conn, error) {
 }
 
 // listenTLS wraps ln for the server's TLS mode (ln itself when disabled).
-// Connections in their handshake are capped at MaxConns.
+// Connections waiting for their first byte or in their handshake are capped
+// at MaxConns; a silent one is closed after IdleTimeout.
 func (s *Server) listenTLS(ln net.Listener) (net.Listener, error) {
 	if !s.cfg.TLS.Enabled() {
 		if err := s.cfg.TLS.Validate(); err != nil {
@@ -251,7 +268,7 @@ func (s *Server) listenTLS(ln net.Listener) (net.Listener, error) {
 		_ = ln.Close()
 		return nil, err
 	}
-	return newTLSListener(ln, s.cfg.TLS, src, s.cfg.MaxConns, s.log), nil
+	return newTLSListener(ln, s.cfg.TLS, src, s.cfg.IdleTimeout, s.cfg.MaxConns, s.log), nil
 }
 
 // tlsMode is the mode logged at Start.

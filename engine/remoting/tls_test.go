@@ -23,7 +23,7 @@ const codeWhoAmI int32 = 9010
 func whoAmI(_ context.Context, c *Conn, _ *Command) (*Command, error) {
 	resp := NewResponse(RespSuccess, "")
 	resp.ExtFields = ExtFields{"tls": "false"}
-	if tc, ok := c.nc.(*tls.Conn); ok {
+	if tc, ok := c.nc.(*tlsConn); ok {
 		resp.ExtFields["tls"] = "true"
 		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
 			resp.ExtFields["peer"] = st.PeerCertificates[0].Subject.CommonName
@@ -377,10 +377,85 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	// The first byte of a handshake record, then nothing.
+	if _, err := nc.Write([]byte{tlsRecordHandshake}); err != nil {
+		t.Fatal(err)
+	}
 	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := nc.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
-		t.Fatalf("silent connection: read %v, want EOF once the handshake timeout passed", err)
+		t.Fatalf("stalled handshake: read %v, want EOF once the handshake timeout passed", err)
 	}
+	waitFor(t, "handshake failure log", func() bool { return strings.Contains(ts.logs.String(), "TLS handshake failed") })
+}
+
+// The wait for the first byte is the idle timeout, not the handshake's.
+func TestTLSFirstByteWaitsIdleTimeout(t *testing.T) {
+	ts := startTestServer(t, func(c *ServerConfig) {
+		c.TLS = TLSConfig{Mode: TLSPermissive, HandshakeTimeout: 20 * time.Millisecond}
+		c.IdleTimeout = 100 * time.Millisecond
+	}, nil)
+	// Silent past the handshake timeout, then a plaintext request: served.
+	nc, err := net.Dial("tcp", ts.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	time.Sleep(60 * time.Millisecond)
+	frame, err := AppendFrame(nil, NewRequest(codeEcho, ExtFields{"k": "v"}), SerializeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := ReadFrame(nc, DefaultMaxFrameBytes)
+	if err != nil || resp.ExtFields["k"] != "v" {
+		t.Fatalf("request after a pause: %v %v", resp, err)
+	}
+	// Silent past the idle timeout: closed.
+	silent, err := net.Dial("tcp", ts.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	_ = silent.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("silent connection: read %v, want EOF after the idle timeout", err)
+	}
+}
+
+// Closing a TLS connection never waits on a peer that stopped reading
+// (crypto/tls would spend up to 5 s writing close_notify to it).
+func TestTLSCloseDoesNotWaitForPeer(t *testing.T) {
+	cert, err := selfSignedCert(nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe() // synchronous: a write blocks until the other end reads
+	srv := tls.Server(a, &tls.Config{Certificates: []tls.Certificate{cert}})
+	// TLS 1.2: nothing is left to write once the handshake is done (1.3
+	// servers send session tickets after it).
+	cli := tls.Client(b, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12})
+	errc := make(chan error, 1)
+	go func() { errc <- cli.Handshake() }()
+	if err := srv.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		_ = (&tlsConn{Conn: srv}).Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(4 * time.Second):
+		t.Fatal("Close blocked on a peer that does not read")
+	}
+	b.Close()
 }
 
 func TestTLSConfigValidation(t *testing.T) {
