@@ -33,7 +33,7 @@ type tlsListener struct {
 	conf       *tls.Config
 	timeout    time.Duration // the handshake, from the first byte
 	idle       time.Duration // the first byte; 0 = no limit
-	maxPending int // connections peeking or handshaking at once; ≤ 0 = no limit
+	maxPending int           // connections peeking or handshaking at once; ≤ 0 = no limit
 	log        *slog.Logger
 	refused    rateLimiter // plaintext under enforcing
 	failed     rateLimiter // failed handshakes
