@@ -109,14 +109,16 @@ func (p *rmqGroupPolicy) loop() {
 		coalesce.Stop()
 	}
 	for {
+		kicked := false
 		select {
 		case <-p.kick:
+			kicked = true
 		case <-idle.C:
 		case <-p.stop:
 			p.serve() // serve whoever is still waiting
 			return
 		}
-		if coalesce != nil {
+		if coalesce != nil && kicked {
 			coalesce.Reset(p.cfg.CoalesceWait)
 			select {
 			case <-coalesce.C:
