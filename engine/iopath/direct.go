@@ -45,10 +45,13 @@ const directReadChunk = 64 << 10
 // directBuffers buffers, copying overlaps up to directBuffers-1 device
 // writes in the queue; Append waits for the device only when every buffer
 // is queued (back pressure, counted in IOStats.StageWaits), and never under
-// stageMu. The writer pwrites the queued buffers in order, advances the
-// written position (CommittedPos), puts the buffer's complete cache blocks
-// into the BlockCache's ring of recent blocks, and only then frees the
-// buffer (so a reader finds every byte in a buffer, the ring or on disk).
+// stageMu. The writer pwrites the queued buffers in order — spans queued
+// back to back in adjacent buffers with one pwrite, so writes grow when the
+// device falls behind — advances the written position (CommittedPos), puts
+// each buffer's complete cache blocks into the BlockCache's ring of recent
+// blocks, and only then frees the buffer (so a reader finds every byte in a
+// buffer, the ring or on disk). Only one device write is in flight at a
+// time.
 //
 // Flush writes whatever the current buffer holds beyond its clean mark,
 // padded to A, from a copy (the flush buffer), through the same queue
