@@ -44,7 +44,8 @@ go build -o "$bl" ./cmd/brokerlab
 # flag describes the source tree, not this run's results.
 "$bl" benchratio manifest --store-dir "$tmp" --command "$0 $*" \
   --set count="$COUNT" --set bench="$BENCH" --set pkgs="$PKGS" --set benchtime="$BENCHTIME" \
-  --set fio="$FIO" --set fio_runtime_s="$FIO_RUNTIME" --set fio_size="$FIO_SIZE" >"$work/manifest.json"
+  --set fio="$FIO" --set fio_runtime_s="$FIO_RUNTIME" --set fio_size="$FIO_SIZE" \
+  --set profile="$PROFILE" --set profile_time="$PROFILE_TIME" >"$work/manifest.json"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo true || echo false)
 
@@ -53,6 +54,7 @@ mkdir -p "$out"
 mv "$work/manifest.json" "$out/manifest.json"
 status=aborted
 trap '"$bl" benchratio manifest --finish "$out" --status "$status" || true; rm -rf "$work"' EXIT
+trap 'status=interrupted; exit 130' INT TERM
 echo "writing $out" >&2
 
 {
