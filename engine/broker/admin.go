@@ -10,9 +10,12 @@ import (
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// updateAndCreateTopic handles UPDATE_AND_CREATE_TOPIC (17); the change is
-// registered with the name servers at once (the Go admin ignores the reply
-// code and expects the route to appear).
+// updateAndCreateTopic handles UPDATE_AND_CREATE_TOPIC (17). It answers
+// once every name server took a registration carrying the change, so a
+// client that asks for the route next finds it (the Go admin creates and
+// then looks the route up at once); a name server that does not take it
+// within RegisterTimeout is named in a SYSTEM_ERROR, the topic staying
+// created on the broker and registered again periodically.
 func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
 	topic, err := ext.String("topic")
@@ -46,15 +49,20 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 		return responsef(remoting.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
 			tc.ReadQueueNums, tc.WriteQueueNums), nil
 	}
-	if err := b.topics.put(tc); err != nil {
+	ver, err := b.topics.put(tc)
+	if err != nil {
 		return responsef(remoting.RespSystemError, "update topic %s: %v", topic, err), nil
 	}
 	b.log.Info("topic updated", "topic", topic, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "perm", tc.Perm)
+	if resp := b.routeResponse(topic, "updated", ver); resp != nil {
+		return resp, nil
+	}
 	return success(), nil
 }
 
 // deleteTopic handles DELETE_TOPIC_IN_BROKER (215): the config goes (the
-// data ages out with the store's cleaning).
+// data ages out with the store's cleaning), answered once every name server
+// took the registration without it, as a create is.
 func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, err := req.ExtFields.String("topic")
 	if err != nil {
@@ -63,8 +71,12 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	if !record.TopicSendable(topic) || topic == DefaultTopic || topic == ScheduleTopic {
 		return responsef(remoting.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
 	}
-	if _, err := b.topics.delete(topic); err != nil {
+	_, ver, err := b.topics.delete(topic)
+	if err != nil {
 		return responsef(remoting.RespSystemError, "delete topic %s: %v", topic, err), nil
+	}
+	if resp := b.routeResponse(topic, "deleted", ver); resp != nil {
+		return resp, nil
 	}
 	return success(), nil
 }

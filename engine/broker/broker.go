@@ -54,6 +54,7 @@ type Broker struct {
 
 	ctx     context.Context // cancelled by Shutdown after the server stopped
 	cancel  context.CancelFunc
+	reg     registrar // REGISTER_BROKER rounds and what each name server took
 	regKick chan struct{}
 	regStop chan struct{}
 	regDone chan struct{}
@@ -249,7 +250,7 @@ func (b *Broker) createSystemTopics() error {
 	if b.cfg.AutoCreateTopic {
 		tc := namesrv.NewTopicConfig(DefaultTopic, b.cfg.DefaultTopicQueueNums)
 		tc.Perm = namesrv.PermInherit | namesrv.PermRead | namesrv.PermWrite
-		if _, _, err := b.topics.createIfAbsent(tc); err != nil {
+		if _, _, _, err := b.topics.createIfAbsent(tc); err != nil {
 			return fmt.Errorf("broker: create %s: %w", DefaultTopic, err)
 		}
 	}
@@ -257,7 +258,7 @@ func (b *Broker) createSystemTopics() error {
 	if cur, ok := b.topics.get(ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
 		return nil
 	}
-	if err := b.topics.put(tc); err != nil {
+	if _, err := b.topics.put(tc); err != nil {
 		return fmt.Errorf("broker: create %s: %w", ScheduleTopic, err)
 	}
 	return nil

@@ -16,15 +16,27 @@ func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting
 	if err != nil {
 		return nil, remoting.NewBadRequest("%v", err)
 	}
+	var retryTopic string
+	var newest int64
 	for _, cd := range hb.ConsumerDataSet {
 		if cd.MessageModel == Broadcasting || cd.GroupName == "" {
 			continue
 		}
-		if _, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(cd.GroupName), 1)); err != nil {
+		_, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(cd.GroupName), 1))
+		if err != nil {
 			b.log.Warn("create retry topic failed", "group", cd.GroupName, "err", err)
 		}
+		if ver > newest {
+			retryTopic, newest = RetryTopic(cd.GroupName), ver
+		}
 	}
+	// The groups' retry topics are routable when the heartbeat is answered
+	// (registered before the client is recorded, as Java creates them first).
+	resp := b.routeResponse(retryTopic, "created", newest)
 	b.notifyConsumerIDsChanged(b.clients.heartbeat(conn, hb, time.Now()))
+	if resp != nil {
+		return resp, nil
+	}
 	return success(), nil
 }
 

@@ -12,7 +12,17 @@
 // that address as store host, loads the topic table, starts the services and
 // registers with every name server at once; then every RegisterInterval and
 // whenever a topic changes (DataVersion.Counter is bumped on every change:
-// the name server re-reads a broker's topics only when it changed). Shutdown
+// the name server re-reads a broker's topics only when it changed).
+// Registration rounds are serialised (Java's synchronized registerBrokerAll).
+// A request that changes a topic — UPDATE_AND_CREATE_TOPIC,
+// DELETE_TOPIC_IN_BROKER, the first send to a topic (auto-creation, %RETRY%
+// and %DLQ% topics), a heartbeat or send-back that creates a group's retry
+// topic — is answered only once every name server took a registration
+// carrying the change, or with SYSTEM_ERROR naming the name servers that did
+// not within RegisterTimeout; the broker keeps the change and the periodic
+// registration repairs the name server later. (Subscription groups are not
+// route data in RocketMQ: the name server holds none, so a group's only
+// route-visible trace is its retry topic.) Shutdown
 // unregisters, stops the server (held pulls are answered, queued sends run),
 // stops the services and closes the store, which flushes and persists the
 // consumer offsets and topic configs. The broker owns the store.

@@ -39,9 +39,12 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 	if err := record.ValidateTopic(RetryTopic(group)); err != nil {
 		return responsef(remoting.RespInvalidParameter, "bad consumer group %q: %v", group, err)
 	}
-	retry, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(group), 1))
+	retry, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(group), 1))
 	if err != nil {
 		return responsef(remoting.RespSystemError, "create topic %s: %v", RetryTopic(group), err)
+	}
+	if resp := b.routeResponse(retry.TopicName, "created", ver); resp != nil {
+		return resp
 	}
 	if !writable(retry) {
 		return responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", retry.TopicName)

@@ -155,14 +155,17 @@ func validationResponse(err error) *remoting.Command {
 }
 
 // topicForSend returns the config of a topic a producer sends to, creating
-// it from defaultTopic (auto-creation) or as a retry topic if needed.
+// it from defaultTopic (auto-creation) or as a retry topic if needed. A
+// topic created on first send — or one whose creation no name server has
+// confirmed yet — is answered only once every name server took it (an
+// error naming those that did not, the topic kept), as an admin create is.
 func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32) (namesrv.TopicConfig, *remoting.Command) {
-	tc, ok := b.topics.get(topic)
+	tc, ver, ok := b.topics.getVersioned(topic)
 	if !ok {
 		var err error
 		switch {
 		case isRetryTopic(topic):
-			tc, _, err = b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1))
+			tc, _, ver, err = b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1))
 		case b.cfg.AutoCreateTopic:
 			def, found := b.topics.get(defaultTopic)
 			if !found || def.Perm&namesrv.PermInherit == 0 {
@@ -174,7 +177,7 @@ func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32
 			}
 			created := namesrv.NewTopicConfig(topic, n)
 			created.Perm = def.Perm &^ namesrv.PermInherit
-			tc, _, err = b.topics.createIfAbsent(created)
+			tc, _, ver, err = b.topics.createIfAbsent(created)
 			if err == nil {
 				b.log.Info("auto-created topic", "topic", topic, "queues", n, "from", defaultTopic)
 			}
@@ -184,6 +187,9 @@ func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32
 		if err != nil {
 			return tc, responsef(remoting.RespSystemError, "create topic %s: %v", topic, err)
 		}
+	}
+	if resp := b.routeResponse(topic, "created", ver); resp != nil {
+		return tc, resp
 	}
 	if !writable(tc) {
 		return tc, responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", topic)
@@ -238,9 +244,12 @@ func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHead
 // deadLetterTopic returns (creating) the DLQ topic of group: one queue,
 // readable so operators can drain it.
 func (b *Broker) deadLetterTopic(group string) (namesrv.TopicConfig, *remoting.Command) {
-	tc, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(DLQTopic(group), 1))
+	tc, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(DLQTopic(group), 1))
 	if err != nil {
 		return tc, responsef(remoting.RespSystemError, "create topic %s: %v", DLQTopic(group), err)
+	}
+	if resp := b.routeResponse(tc.TopicName, "created", ver); resp != nil {
+		return tc, resp
 	}
 	if !writable(tc) {
 		return tc, responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", tc.TopicName)

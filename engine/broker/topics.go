@@ -29,7 +29,9 @@ func DLQTopic(group string) string { return record.DLQTopicPrefix + group }
 // topicTable is the broker's topic configs (TopicConfigManager) with the
 // DataVersion the name servers compare. Safe for concurrent use; every change
 // is written through to the store and announced by onChange (which must not
-// block).
+// block). Each topic remembers the DataVersion counter of its last change
+// (deletions included), so a caller can wait until the name servers took a
+// registration at least that new (Broker.awaitRegistered).
 type topicTable struct {
 	store    MessageStore
 	onChange func()
@@ -37,6 +39,7 @@ type topicTable struct {
 	mu struct {
 		sync.RWMutex
 		configs map[string]namesrv.TopicConfig
+		changed map[string]int64 // topic → DataVersion counter of its last change
 		version namesrv.DataVersion
 	}
 }
@@ -47,6 +50,7 @@ func newTopicTable(store MessageStore, onChange func()) *topicTable {
 	if t.mu.configs == nil {
 		t.mu.configs = make(map[string]namesrv.TopicConfig)
 	}
+	t.mu.changed = make(map[string]int64)
 	t.mu.version = namesrv.DataVersion{Timestamp: time.Now().UnixMilli()}
 	return t
 }
@@ -58,8 +62,19 @@ func (t *topicTable) get(topic string) (namesrv.TopicConfig, bool) {
 	return tc, ok
 }
 
-// put stores tc, replacing any config of the same name.
-func (t *topicTable) put(tc namesrv.TopicConfig) error {
+// getVersioned is get plus the DataVersion counter of the topic's last
+// change (0 for topics unchanged since the table was loaded).
+func (t *topicTable) getVersioned(topic string) (namesrv.TopicConfig, int64, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	tc, ok := t.mu.configs[topic]
+	return tc, t.mu.changed[topic], ok
+}
+
+// put stores tc, replacing any config of the same name, and returns the
+// DataVersion counter of the topic's last change (this one, or the earlier
+// one when tc changes nothing).
+func (t *topicTable) put(tc namesrv.TopicConfig) (int64, error) {
 	if tc.Attributes == nil {
 		tc.Attributes = map[string]string{}
 	}
@@ -69,30 +84,33 @@ func (t *topicTable) put(tc namesrv.TopicConfig) error {
 	t.mu.Lock()
 	old, existed := t.mu.configs[tc.TopicName]
 	if existed && sameTopicConfig(old, tc) {
+		ver := t.mu.changed[tc.TopicName]
 		t.mu.Unlock()
-		return nil
+		return ver, nil
 	}
 	if err := t.store.UpdateTopicConfig(tc); err != nil {
 		t.mu.Unlock()
-		return err
+		return 0, err
 	}
 	t.mu.configs[tc.TopicName] = tc
-	t.bumpLocked()
+	ver := t.bumpLocked(tc.TopicName)
 	t.mu.Unlock()
 	t.onChange()
-	return nil
+	return ver, nil
 }
 
 // createIfAbsent stores tc unless a config of that name exists, and returns
-// the config in force.
-func (t *topicTable) createIfAbsent(tc namesrv.TopicConfig) (namesrv.TopicConfig, bool, error) {
-	if cur, ok := t.get(tc.TopicName); ok {
-		return cur, false, nil
+// the config in force, whether it was created now, and the DataVersion
+// counter of the topic's last change.
+func (t *topicTable) createIfAbsent(tc namesrv.TopicConfig) (namesrv.TopicConfig, bool, int64, error) {
+	if cur, ver, ok := t.getVersioned(tc.TopicName); ok {
+		return cur, false, ver, nil
 	}
 	t.mu.Lock()
 	if cur, ok := t.mu.configs[tc.TopicName]; ok {
+		ver := t.mu.changed[tc.TopicName]
 		t.mu.Unlock()
-		return cur, false, nil
+		return cur, false, ver, nil
 	}
 	if tc.Attributes == nil {
 		tc.Attributes = map[string]string{}
@@ -102,36 +120,42 @@ func (t *topicTable) createIfAbsent(tc namesrv.TopicConfig) (namesrv.TopicConfig
 	}
 	if err := t.store.UpdateTopicConfig(tc); err != nil {
 		t.mu.Unlock()
-		return namesrv.TopicConfig{}, false, err
+		return namesrv.TopicConfig{}, false, 0, err
 	}
 	t.mu.configs[tc.TopicName] = tc
-	t.bumpLocked()
+	ver := t.bumpLocked(tc.TopicName)
 	t.mu.Unlock()
 	t.onChange()
-	return tc, true, nil
+	return tc, true, ver, nil
 }
 
-func (t *topicTable) delete(topic string) (bool, error) {
+// delete forgets topic; it returns whether it existed and the DataVersion
+// counter of the topic's last change (the deletion, or the earlier one).
+func (t *topicTable) delete(topic string) (bool, int64, error) {
 	t.mu.Lock()
 	if _, ok := t.mu.configs[topic]; !ok {
+		ver := t.mu.changed[topic]
 		t.mu.Unlock()
-		return false, nil
+		return false, ver, nil
 	}
 	if err := t.store.DeleteTopicConfig(topic); err != nil {
 		t.mu.Unlock()
-		return false, err
+		return false, 0, err
 	}
 	delete(t.mu.configs, topic)
-	t.bumpLocked()
+	ver := t.bumpLocked(topic)
 	t.mu.Unlock()
 	t.onChange()
-	return true, nil
+	return true, ver, nil
 }
 
-// bumpLocked moves the DataVersion on. REQUIRES: t.mu held for writing.
-func (t *topicTable) bumpLocked() {
+// bumpLocked moves the DataVersion on for a change of topic and returns
+// the new counter. REQUIRES: t.mu held for writing.
+func (t *topicTable) bumpLocked(topic string) int64 {
 	t.mu.version.Counter++
 	t.mu.version.Timestamp = time.Now().UnixMilli()
+	t.mu.changed[topic] = t.mu.version.Counter
+	return t.mu.version.Counter
 }
 
 // wrapper returns a copy of the table with its version (GET_ALL_TOPIC_CONFIG
