@@ -169,6 +169,8 @@ type Experiment struct {
 const (
 	ReferenceWarmup   = Duration(60 * time.Second)
 	ReferenceDuration = Duration(5 * time.Minute)
+	// ReferenceMinDuration is the least any reference cell measures.
+	ReferenceMinDuration = Duration(60 * time.Second)
 	ReferenceReps     = 5
 )
 
@@ -292,15 +294,32 @@ func (e *Experiment) ApplyQuick() {
 }
 
 // ApplyReference applies the --reference overrides, then raises warm-up,
-// repetitions and (when WritebackMatters) the measured duration to the
-// reference minimums.
+// repetitions and the measured duration to the reference minimums (60 s,
+// 5, 60 s; 5 min for an experiment marked Writeback). Cells that flush
+// asynchronously get at least 5 min each (see cellDurations), so durable
+// cells are not stretched needlessly.
 func (e *Experiment) ApplyReference() {
 	e.Mode = "reference"
 	e.applyOverrides(e.Reference)
 	e.Warmup = max(e.Warmup, ReferenceWarmup)
 	e.Repetitions = max(e.Repetitions, ReferenceReps)
-	if e.WritebackMatters() {
+	e.Duration = max(e.Duration, ReferenceMinDuration)
+	if e.Writeback {
 		e.Duration = max(e.Duration, ReferenceDuration)
+	}
+}
+
+// cellDurations raises, in a reference run, the measured duration of every
+// cell whose result depends on the flush/writeback cycle (async flushing,
+// or an experiment marked Writeback) to ReferenceDuration.
+func cellDurations(e *Experiment, cells []Cell) {
+	if e.Mode != "reference" {
+		return
+	}
+	for i := range cells {
+		if e.Writeback || cells[i].Exp.Engine.Flush == "async" {
+			cells[i].Exp.Duration = max(cells[i].Exp.Duration, ReferenceDuration)
+		}
 	}
 }
 

@@ -105,6 +105,11 @@ func TestShippedExperimentsValid(t *testing.T) {
 		if err := q.Validate(); err != nil {
 			t.Errorf("%s --quick: %v", f, err)
 		}
+		r := *e
+		r.ApplyReference()
+		if err := r.Validate(); err != nil || r.Warmup < ReferenceWarmup || r.Repetitions < ReferenceReps {
+			t.Errorf("%s --reference: %v (%v warm-up, %d reps)", f, err, r.Warmup.D(), r.Repetitions)
+		}
 	}
 	if _, err := os.Stat("quick.yaml"); err != nil {
 		t.Fatal("quick.yaml (the README default) is missing")

@@ -146,4 +146,3 @@ func LoadReplay(runDir string) (*Experiment, result.Manifest, error) {
 func writeSourceDiff(runDir string, diff []byte) error {
 	return result.WriteFileAtomic(filepath.Join(runDir, SourceDiffFile), diff, 0o644)
 }
-

@@ -138,10 +138,27 @@ reference: {duration: 90s}
 		t.Fatalf("reference %+v", r)
 	}
 	e.Matrix[0].Values = append(e.Matrix[0].Values, "async")
+	if !e.WritebackMatters() {
+		t.Fatal("an async cell does not make the experiment writeback-bound")
+	}
 	r = *e
 	r.ApplyReference()
+	cells, _ := r.Cells()
+	cellDurations(&r, cells)
+	for _, c := range cells {
+		want := 90 * time.Second
+		if c.Exp.Engine.Flush == "async" {
+			want = ReferenceDuration.D()
+		}
+		if c.Exp.Duration.D() != want {
+			t.Errorf("reference cell %s measures %v, want %v", c.Name, c.Exp.Duration.D(), want)
+		}
+	}
+	r = *e
+	r.Writeback = true
+	r.ApplyReference()
 	if r.Duration != ReferenceDuration {
-		t.Fatalf("writeback-bound reference measures %v", r.Duration.D())
+		t.Fatalf("experiment marked writeback measures %v", r.Duration.D())
 	}
 	q := *e
 	q.ApplyQuick()

@@ -1,8 +1,8 @@
 package experiments
 
 import (
-	"context"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,6 +124,7 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 			cells = append(cells, c)
 		}
 	}
+	cellDurations(&exp, cells)
 	if slices.Contains(exp.Peers, "fio") {
 		fioJobs = fioPlan(cells)
 	}
@@ -177,7 +178,10 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	if exp.PeerDuration > 0 {
 		peerD = exp.PeerDuration.D()
 	}
-	perRep := time.Duration(len(cells))*(exp.Warmup.D()+exp.Duration.D()+exp.Settle.D()) + time.Duration(len(fioJobs))*peerD
+	perRep := time.Duration(len(fioJobs)) * peerD
+	for _, c := range cells {
+		perRep += exp.Warmup.D() + c.Exp.Duration.D() + exp.Settle.D()
+	}
 	pr.printf("brokerlab: %s: %d cells + %d fio ceilings × %d repetitions, %v warm-up + %v each, order shuffled per repetition (seed %d), ≈ %v in all → %s\n",
 		exp.Name, len(cells), len(fioJobs), exp.Repetitions, exp.Warmup.D(), exp.Duration.D(), exp.Seed,
 		(time.Duration(exp.Repetitions) * perRep).Round(time.Second), runDir)
