@@ -127,7 +127,9 @@ func loadSegments(fsys vfs.FS, dir string, fileSize int64) ([]*segment, error) {
 // createSegment creates (or replaces) the file starting at start,
 // preallocated to fileSize, and makes its name durable.
 func createSegment(fsys vfs.FS, dir string, start, fileSize int64) (*segment, error) {
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+	// The topic and queue directories are made durable too (their
+	// parents fsynced), or a power cut loses the whole queue.
+	if err := vfs.MkdirAllDurable(fsys, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("consumequeue: mkdir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, fileName(start))
@@ -139,6 +141,14 @@ func createSegment(fsys vfs.FS, dir string, start, fileSize int64) (*segment, er
 		_ = f.Close()
 		_ = fsys.Remove(path)
 		return nil, fmt.Errorf("consumequeue: allocate %s: %w", path, err)
+	}
+	// The size is metadata fdatasync makes durable: without it a power
+	// cut can leave a zero-length file that is not the last one, which
+	// fails the next open.
+	if err := f.Datasync(); err != nil {
+		_ = f.Close()
+		_ = fsys.Remove(path)
+		return nil, fmt.Errorf("consumequeue: sync %s: %w", path, err)
 	}
 	if err := fsys.SyncDir(dir); err != nil {
 		_ = f.Close()
