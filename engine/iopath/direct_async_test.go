@@ -591,3 +591,68 @@ func TestDirectCoalescedWrites(t *testing.T) {
 	}
 	checkFile(t, path, src)
 }
+
+// TestDirectReadBoundaries reads every range between interesting offsets
+// (block, span and ring edges, memLow, the written and appended ends, ±1)
+// in three states: spans in flight, everything written, and reopened in the
+// middle of a block.
+func TestDirectReadBoundaries(t *testing.T) {
+	const size, span = 4 << 20, 256 << 10
+	g := &gate{}
+	cache := newCache(t, 256<<10)
+	path := segPath(t)
+	a := openDirectOrSkip(t, gateFS{vfs.Default, g}, path, size, 0, cache)
+	defer a.Close()
+	defer g.release()
+	src := randomBytes(30, size)
+	readAll := func(a Appender, state string, marks ...int64) {
+		t.Helper()
+		w := a.WrotePos()
+		var offs []int64
+		for _, m := range append(marks, 0, 64<<10, span, 2*span, 3*span, 4*span, 5*span, w) {
+			for _, d := range []int64{-1, 0, 1} {
+				if o := m + d; o >= 0 && o <= w {
+					offs = append(offs, o)
+				}
+			}
+		}
+		for _, x := range offs {
+			for _, y := range offs {
+				if x < y && (y-x <= 150<<10 || x == 0 && y == w) { // short ranges and the whole
+					got := make([]byte, y-x)
+					if n, err := a.ReadAt(got, x); err != nil || int64(n) != y-x || !bytes.Equal(got, src[x:y]) {
+						t.Fatalf("%s: ReadAt [%d, %d) = %d, %v (equal %v)", state, x, y, n, err, bytes.Equal(got[:n], src[x:x+int64(n)]))
+					}
+				}
+			}
+		}
+	}
+	appendAll(t, a, src[:3*span+100000], 1, 7000)
+	if _, err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "three spans to retire", func() bool { return a.memLow.Load() == 3*span })
+	flushedAt := a.WrotePos()
+	g.hold()
+	appendAll(t, a, src[flushedAt:5*span+10000], 2, 7000)
+	readAll(a, "in flight", a.memLow.Load(), a.written.Load(), flushedAt)
+	g.release()
+	if _, err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "five spans to retire", func() bool { return a.memLow.Load() == 5*span })
+	readAll(a, "written", a.memLow.Load(), flushedAt)
+	s := a.IOStats()
+	if s.StagingHits == 0 || s.RingHits == 0 || s.DeviceReads == 0 {
+		t.Fatalf("the reads did not reach every layer: %+v", s)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w := int64(5*span + 10000)
+	b := openDirectOrSkip(t, vfs.Default, path, size, w, cache)
+	defer b.Close()
+	readAll(b, "reopened", alignDown(w, b.align), b.memLow.Load())
+	appendAll(t, b, src[w:w+span], 3, 7000)
+	readAll(b, "reopened and appended", alignDown(w, b.align), b.memLow.Load(), w)
+}
