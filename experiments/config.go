@@ -171,7 +171,7 @@ const (
 	ReferenceDuration = Duration(5 * time.Minute)
 	// ReferenceMinDuration is the least any reference cell measures.
 	ReferenceMinDuration = Duration(60 * time.Second)
-	ReferenceReps     = 5
+	ReferenceReps        = 5
 )
 
 // Engine is the system under test.
