@@ -13,12 +13,12 @@ type Config struct {
 	Highest   int64   // highest trackable value, ns (60 s); larger values are clamped and counted
 	SigFigs   int     // significant figures, 1..5 (3: within ~0.1%)
 	HgrmTicks int32   // PercentilesPrint ticks per half distance (5)
-	HgrmScale float64 // divisor for .hgrm values (1000: µs)
+	HgrmScale float64 // divisor for .hgrm values (1e6: ms, as HdrHistogram's tools assume)
 }
 
-// DefaultConfig is New(1, 60e9, 3) with a µs .hgrm.
+// DefaultConfig is New(1, 60e9, 3) with a ms .hgrm.
 func DefaultConfig() Config {
-	return Config{Lowest: 1, Highest: int64(60 * time.Second), SigFigs: 3, HgrmTicks: 5, HgrmScale: 1e3}
+	return Config{Lowest: 1, Highest: int64(60 * time.Second), SigFigs: 3, HgrmTicks: 5, HgrmScale: 1e6}
 }
 
 // ErrConfig is returned for an invalid Config.

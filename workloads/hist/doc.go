@@ -10,7 +10,7 @@
 //     line per metric and interval, V2 compressed base64; Tag = metric name);
 //   - merges measured intervals into a cumulative histogram per metric, from
 //     which WriteHgrm prints the .hgrm percentile table (PercentilesPrint,
-//     5 ticks per half distance, values in µs by default).
+//     5 ticks per half distance, values in ms by default, as HdrHistogram's plotter expects).
 //
 // Metrics are named freely ("service", "response", "send_delay", "flush",
 // "e2e", ...); a name may contain only letters, digits, '_', '-' and '.'

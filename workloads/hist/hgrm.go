@@ -14,7 +14,7 @@ import (
 )
 
 // WriteHgrm prints h as an .hgrm percentile table (the library's
-// PercentilesPrint): values divided by cfg.HgrmScale (µs by default),
+// PercentilesPrint): values divided by cfg.HgrmScale (ms by default),
 // cfg.HgrmTicks ticks per half distance. The output is what the HdrHistogram
 // plotter and wrk2 use.
 func WriteHgrm(w io.Writer, h *hdr.Histogram, cfg Config) error {

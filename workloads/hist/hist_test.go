@@ -217,7 +217,7 @@ func TestHgrmPercentiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows := map[string]float64{} // percentile column -> value (µs)
+	rows := map[string]float64{} // percentile column -> value (ms)
 	var lastInv string
 	var footer []string
 	sc := bufio.NewScanner(f)
@@ -238,13 +238,13 @@ func TestHgrmPercentiles(t *testing.T) {
 		rows[fs[1]] = v
 		lastInv = fs[3]
 	}
-	for pct, wantUs := range map[string]float64{"0.500000": 5000, "0.900000": 9000, "0.750000": 7500, "1.000000": 10000} {
+	for pct, wantMs := range map[string]float64{"0.500000": 5, "0.900000": 9, "0.750000": 7.5, "1.000000": 10} {
 		got, ok := rows[pct]
 		if !ok {
 			t.Fatalf("no %s row in .hgrm", pct)
 		}
-		if math.Abs(got-wantUs)/wantUs > 0.002 {
-			t.Fatalf("p%s = %.3f µs, want %.0f ±0.2%%", pct, got, wantUs)
+		if math.Abs(got-wantMs)/wantMs > 0.002 {
+			t.Fatalf("p%s = %.3f ms, want %v ±0.2%%", pct, got, wantMs)
 		}
 	}
 	if lastInv != "inf" {
