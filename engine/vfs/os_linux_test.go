@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -39,5 +40,26 @@ func TestODirect(t *testing.T) {
 		t.Logf("tmpfs refuses O_DIRECT: %v", err)
 	default:
 		t.Fatalf("O_DIRECT on tmpfs: error %v does not wrap ErrUnsupported", err)
+	}
+}
+
+func TestOSWriteAtUncached(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "u")
+	f, err := Default.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	msg := bytes.Repeat([]byte("dontcache"), 1000)
+	n, err := WriteAtUncached(f, msg, 4096)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skipf("RWF_DONTCACHE refused here: %v", err)
+	}
+	if err != nil || n != len(msg) {
+		t.Fatalf("WriteAtUncached = %d, %v", n, err)
+	}
+	got := make([]byte, len(msg))
+	if _, err := f.ReadAt(got, 4096); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("read back: %v", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/vfs"
 )
 
 func mustOpen(t *testing.T, fs *FS, name string, flag int) *file {
@@ -315,5 +317,32 @@ func TestStrictFileSystemBasics(t *testing.T) {
 	}
 	if _, err := f.WriteAt([]byte("x"), 0); !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("write after close: %v", err)
+	}
+}
+
+// TestStrictMkdirAllDurable: vfs.MkdirAllDurable's directories survive a
+// cut, MkdirAll's do not.
+func TestStrictMkdirAllDurable(t *testing.T) {
+	fs := newRoot(t)
+	if err := vfs.MkdirAllDurable(fs, "/data/a/b/c", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.MkdirAll("/data/x/y", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := fs.Stats().DirSyncs
+	if err := vfs.MkdirAllDurable(fs, "/data/a/b/c", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Stats().DirSyncs != before {
+		t.Fatalf("MkdirAllDurable of an existing directory synced")
+	}
+	fs.Cut(CutOptions{})
+	after := fs.AfterCut()
+	if !exists(after, "/data/a/b/c") {
+		t.Fatalf("a directory made with MkdirAllDurable was lost")
+	}
+	if exists(after, "/data/x") {
+		t.Fatalf("a directory made with MkdirAll survived without a parent sync")
 	}
 }
