@@ -2,14 +2,13 @@ package result
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // Units written to bench.txt. Percentiles are not per-op, so they carry no
@@ -172,114 +171,82 @@ func benchValues(c *Cell) (string, bool) {
 }
 
 // ReadBench parses Go benchmark format (bench.txt, or go test -bench output
-// with key=value sub-benchmark names) into cells. It follows the benchfmt
-// rules (golang.org/x/perf design 14313): "key: value" lines whose key starts
-// lower-case and holds no space or upper case set configuration for the
-// results after them; "Benchmark<Base>[/k=v…][-N] <iters> (<value> <unit>)+"
-// lines are results; everything else ("Unit" metadata, PASS, ok …) is
-// ignored. The returned map is the configuration in force at the first
-// result. Units other than the ones WriteBench emits go into Cell.Extra
-// under their unit name. Results whose names are not key=value lists are
-// skipped; a malformed Benchmark line is an error naming the line.
+// with key=value sub-benchmark names) into cells, with
+// golang.org/x/perf/benchfmt (the reader benchstat uses): "key: value"
+// file-configuration lines apply to the results after them; "Unit" lines
+// and other text are ignored. The returned map is the file configuration
+// in force at the first result. Values are read in their original units
+// (benchfmt's tidied units are undone); units other than the ones
+// WriteBench emits go into Cell.Extra under their unit name. Results whose
+// names are not key=value lists are skipped; a malformed Benchmark line is
+// an error naming the file and line.
 func ReadBench(r io.Reader, fileName string) ([]Cell, map[string]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	config := map[string]string{}
+	br := benchfmt.NewReader(r, fileName)
 	var first map[string]string
 	var cells []Cell
 	reps := map[string]int{}
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		if k, v, ok := parseConfigLine(text); ok {
-			config[k] = v
-			continue
+	for br.Scan() {
+		switch rec := br.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return nil, nil, fmt.Errorf("result: read bench: %w", rec)
+		case *benchfmt.Result:
+			config := map[string]string{}
+			for _, c := range rec.Config {
+				if c.File {
+					config[c.Key] = string(c.Value)
+				}
+			}
+			c, ok := cellFromResult(rec, config)
+			if !ok {
+				continue
+			}
+			if first == nil {
+				first = config
+			}
+			key := c.System + "\x00" + c.Name
+			c.Rep = reps[key]
+			reps[key]++
+			cells = append(cells, c)
 		}
-		if !strings.HasPrefix(text, "Benchmark") {
-			continue
-		}
-		c, ok, err := parseBenchLine(text, config)
-		if err != nil {
-			return nil, nil, fmt.Errorf("result: read bench %s:%d: %w", fileName, line, err)
-		}
-		if !ok {
-			continue
-		}
-		if first == nil {
-			first = maps.Clone(config)
-		}
-		key := c.System + "\x00" + c.Name
-		c.Rep = reps[key]
-		reps[key]++
-		cells = append(cells, c)
 	}
-	if err := sc.Err(); err != nil {
+	if err := br.Err(); err != nil {
 		return nil, nil, fmt.Errorf("result: read bench %s: %w", fileName, err)
 	}
 	if first == nil {
-		first = config
+		first = map[string]string{}
 	}
 	return cells, first, nil
 }
 
-// parseConfigLine recognises "key: value" (benchfmt's file configuration).
-func parseConfigLine(line string) (key, value string, ok bool) {
-	i := strings.IndexByte(line, ':')
-	if i <= 0 {
-		return "", "", false
-	}
-	key = line[:i]
-	for j, r := range key {
-		if j == 0 && !unicode.IsLower(r) || unicode.IsSpace(r) || unicode.IsUpper(r) {
-			return "", "", false
-		}
-	}
-	rest := line[i+1:]
-	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return "", "", false
-	}
-	return key, strings.TrimSpace(rest), true
-}
-
-// parseBenchLine parses one result line; ok=false for a line that is only a
-// name ("go test -v" prints those) or whose name is not key=value parts.
-func parseBenchLine(line string, config map[string]string) (Cell, bool, error) {
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		return Cell{}, false, nil
-	}
-	full := strings.TrimPrefix(f[0], "Benchmark")
+// cellFromResult turns one benchfmt result into a cell; ok=false when its
+// name has no key=value parts.
+func cellFromResult(rec *benchfmt.Result, config map[string]string) (Cell, bool) {
+	full := rec.Name.String()
 	base, name, _ := strings.Cut(full, "/")
 	if name == "" {
-		return Cell{}, false, nil
+		return Cell{}, false
 	}
 	if endsInGomaxprocs(name) {
 		name = name[:strings.LastIndexByte(name, '-')]
 	}
 	params, err := ParamMap(name)
 	if err != nil {
-		return Cell{}, false, nil
+		return Cell{}, false
 	}
-	iters, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return Cell{}, false, fmt.Errorf("iteration count %q: %w", f[1], err)
-	}
-	if len(f) < 4 || len(f)%2 != 0 {
-		return Cell{}, false, errors.New("measurements must be value-unit pairs")
-	}
-	c := Cell{Name: name, Params: params, Op: base, System: config["system"], Ops: iters}
+	c := Cell{Name: name, Params: params, Op: base, System: config["system"], Ops: int64(rec.Iters)}
 	if c.System == "" {
 		c.System = SystemBrokerlab
 	}
 	var q Quantiles
 	haveQ := false
-	for i := 2; i+1 < len(f); i += 2 {
-		val, err := strconv.ParseFloat(f[i], 64)
-		if err != nil {
-			return Cell{}, false, fmt.Errorf("measurement %q: %w", f[i], err)
+	for _, v := range rec.Values {
+		val, unit := v.Value, v.Unit
+		if v.OrigUnit != "" {
+			val, unit = v.OrigValue, v.OrigUnit
 		}
-		switch unit := f[i+1]; unit {
+		switch unit {
 		case UnitNsPerOp:
-			c.Duration = durationNs(val * float64(iters))
+			c.Duration = durationNs(val * float64(rec.Iters))
 		case UnitMBps:
 			c.MBPerSec = val
 		case UnitOpsPerS:
@@ -308,5 +275,5 @@ func parseBenchLine(line string, config map[string]string) (Cell, bool, error) {
 	if c.Duration > 0 && c.MBPerSec > 0 {
 		c.Bytes = int64(math.Round(c.MBPerSec * 1e6 * c.Duration.Seconds()))
 	}
-	return c, true, nil
+	return c, true
 }

@@ -27,8 +27,11 @@ func TestLoadRunAndListRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(filepath.Join(dirA, FiguresDir)); err != nil || !fi.IsDir() {
-		t.Fatalf("figures dir: %v", err)
+	if fi, err := os.Stat(dirA); err != nil || !fi.IsDir() {
+		t.Fatalf("run dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dirA, FiguresDir)); err == nil {
+		t.Fatal("a run directory holds no figures: they are derived outside it")
 	}
 	m := sampleManifest()
 	cells := sampleCells()
