@@ -1,26 +1,44 @@
 #!/usr/bin/env bash
-# Run experiments and regenerate their figures.
-#   scripts/reproduce.sh                 # every experiment in experiments/*.yaml, plus the fio ceiling
-#   scripts/reproduce.sh quick frontier  # just these
-#   QUICK=1 scripts/reproduce.sh         # with --quick overrides (short, CI-sized)
-# Results land in results/<experiment>/<run-stamp>/ with their manifest.
+# Rerun experiments and refresh the gallery.
+#   scripts/reproduce.sh                         # replay the newest committed run of every experiment:
+#                                                #   exactly the resolved config its manifest recorded
+#                                                #   (cells, repetitions, durations, seed)
+#   scripts/reproduce.sh results/peers/<stamp>   # replay these runs
+#   scripts/reproduce.sh --fresh quick peers     # run experiments/<name>.yaml anew
+#       REFERENCE=1 adds --reference (>= 60 s warm-up, >= 5 repetitions, 5 min where writeback matters),
+#       QUICK=1 adds --quick (short: a functional check, not reference numbers)
+# New runs land in results/<experiment>/<new stamp>/. The binary is built with
+# its VCS stamp, and writing into results/ from a modified tree is refused
+# (ALLOW_DIRTY=1 passes --allow-dirty and saves the diff beside the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go build -o /tmp/brokerlab-repro ./cmd/brokerlab
-flags=()
-[ "${QUICK:-0}" = 1 ] && flags+=(--quick)
-if [ $# -eq 0 ]; then
-  set -- $(ls experiments/*.yaml | xargs -n1 basename | sed 's/\.yaml$//')
-  if ! command -v fio >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && apt-get install -y -qq fio) >/dev/null 2>&1 || true
-  fi
-  if command -v fio >/dev/null 2>&1; then
-    /tmp/brokerlab-repro ceiling --out results
-  else
-    echo "fio not installed: skipping the device ceiling" >&2
-  fi
+bin=$(mktemp -d)/brokerlab
+go build -o "$bin" ./cmd/brokerlab
+flags=(--out results --no-plots)
+[ "${ALLOW_DIRTY:-0}" = 1 ] && flags+=(--allow-dirty)
+if ! command -v fio >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq fio) >/dev/null 2>&1 || true
 fi
-for e in "$@"; do
-  /tmp/brokerlab-repro run "experiments/$e.yaml" --out results "${flags[@]}"
-done
+command -v fio >/dev/null 2>&1 || echo "fio not installed: the ceilings are not measured" >&2
+
+if [ "${1:-}" = --fresh ]; then
+  shift
+  [ "${REFERENCE:-0}" = 1 ] && flags+=(--reference)
+  [ "${QUICK:-0}" = 1 ] && flags+=(--quick)
+  [ $# -gt 0 ] || set -- $(ls experiments/*.yaml | xargs -n1 basename | sed 's/\.yaml$//')
+  for e in "$@"; do
+    "$bin" run "experiments/$e.yaml" "${flags[@]}"
+  done
+else
+  if [ $# -eq 0 ]; then
+    for d in results/*/; do
+      run=$(ls -d "$d"*/ 2>/dev/null | sort | tail -1)
+      [ -n "$run" ] && [ -f "$run/manifest.json" ] && grep -q '"config": {' "$run/manifest.json" && set -- "$@" "${run%/}"
+    done
+  fi
+  for run in "$@"; do
+    case "$run" in results/ceiling/*) echo "skip $run: use 'brokerlab ceiling'" >&2; continue ;; esac
+    "$bin" run --replay "$run" "${flags[@]}"
+  done
+fi
 scripts/plots.sh
