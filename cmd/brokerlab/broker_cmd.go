@@ -31,6 +31,16 @@ type brokerFlags struct {
 	segmentSize                     string
 	configFile, logLevel            string
 	tls                             tlsFlags
+	ha                              haFlags
+}
+
+// haFlags are the replication flags (RocketMQ's brokerRole, brokerId,
+// haListenPort, haMasterAddress, slaveReadEnable).
+type haFlags struct {
+	brokerName, role, haListen, haMaster string
+	brokerID                             int64
+	slaveRead                            bool
+	slaveTimeout                         time.Duration
 }
 
 // brokerFile is the --config file (YAML, or JSON which YAML reads too).
@@ -61,6 +71,13 @@ type brokerFile struct {
 	// TLS: RocketMQ's tls.server.* and tls.client.* keys, e.g.
 	// "tls.server.mode: enforcing".
 	TLS tlsFile `yaml:",inline"`
+
+	// Replication: RocketMQ's key names.
+	BrokerRole      string `yaml:"brokerRole"`
+	BrokerID        *int64 `yaml:"brokerId"`
+	HAListen        string `yaml:"haListen"`
+	HAMasterAddress string `yaml:"haMasterAddress"`
+	SlaveReadEnable *bool  `yaml:"slaveReadEnable"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -123,6 +140,7 @@ store's abort file).`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	addServerTLSFlags(cmd, &f.tls)
 	addClientTLSFlags(cmd, &f.tls)
+	addHAFlags(cmd, &f.ha)
 	return cmd
 }
 
@@ -175,6 +193,9 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 	}
 	if err := applyFileTunables(&bcfg, file); err != nil {
 		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+	}
+	if err := f.ha.apply(&bcfg, changed, file); err != nil {
+		return bcfg, store.Config{}, err
 	}
 	if bcfg.Remoting.TLS, err = f.tls.server(changed, file.TLS); err != nil {
 		return bcfg, store.Config{}, err

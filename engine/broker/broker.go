@@ -45,6 +45,7 @@ type Broker struct {
 	sendQ     *sendQueue
 	sched     *scheduler
 	locks     *lockTable
+	ha        haState // replication (ha.go)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool
@@ -126,6 +127,10 @@ func (b *Broker) Start(ctx context.Context) error {
 	if err != nil {
 		_ = b.server.Shutdown(ctx)
 		return fmt.Errorf("%w: %w", ErrStoreOpen, err)
+	}
+	if store, err = b.startHA(store); err != nil {
+		_ = b.server.Shutdown(ctx)
+		return err
 	}
 	b.store = store
 	b.topics = newTopicTable(store, b.kickRegister)

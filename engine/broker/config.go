@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/ha"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -76,6 +77,33 @@ type Config struct {
 	// MaxBodySize is maxMessageSize (4 MiB).
 	MaxBodySize int
 
+	// Replication (RocketMQ's classic HA, ha.go and engine/ha). Role is
+	// brokerRole: ASYNC_MASTER (default), SYNC_MASTER or SLAVE; the HA
+	// service runs only over an engine/store store. BrokerID is 0 for a
+	// master and at least 1 for a slave of the master with the same
+	// BrokerName.
+	Role     BrokerRole
+	BrokerID int64
+	// HA configures a master's HA listener; HA.ListenAddr "" is the listen
+	// host at the listen port + 1 (haListenPort).
+	HA ha.Config
+	// HAMasterAddr is a slave's master HA address (haMasterAddress); "" =
+	// the haServerAddr the name servers return at registration.
+	HAMasterAddr string
+	// HAClient holds a slave's link timings (MasterAddr is ignored).
+	HAClient ha.ClientConfig
+	// SlaveTimeout bounds a SYNC_MASTER put's wait for a slave
+	// (slaveTimeout, 3 s): FLUSH_SLAVE_TIMEOUT after it.
+	SlaveTimeout time.Duration
+	// SlaveReadEnable lets consumers read from the slave: a master suggests
+	// broker id 1 in pull replies when the consumer reads cold data
+	// (slaveReadEnable, default false); a slave without it answers pulls
+	// PULL_RETRY_IMMEDIATELY pointing at the master (4.9.x).
+	SlaveReadEnable bool
+	// SlaveSyncInterval is how often a slave copies its master's topic
+	// configs (GET_ALL_TOPIC_CONFIG; 10 s).
+	SlaveSyncInterval time.Duration
+
 	// ClientChannelExpiry drops a client that sent no heartbeat for this
 	// long (120 s); ClientScanInterval is how often that is checked (10 s).
 	ClientChannelExpiry time.Duration
@@ -122,6 +150,9 @@ func DefaultConfig() Config {
 		DelayLevels:              levels,
 		ScheduleCheckInterval:    time.Second,
 		MaxBodySize:              4 << 20,
+		Role:                     AsyncMaster,
+		SlaveTimeout:             3 * time.Second,
+		SlaveSyncInterval:        10 * time.Second,
 		ClientChannelExpiry:      120 * time.Second,
 		ClientScanInterval:       10 * time.Second,
 		Remoting:                 remoting.DefaultServerConfig(),
@@ -199,6 +230,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: send workers and queue size must be positive", ErrBadConfig)
 	case c.RegisterInterval <= 0 || c.RegisterTimeout <= 0:
 		return fmt.Errorf("%w: register interval and timeout must be positive", ErrBadConfig)
+	}
+	if err := c.validateHA(); err != nil {
+		return err
 	}
 	for _, d := range c.DelayLevels {
 		if d <= 0 {

@@ -128,8 +128,9 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 		maxNums = defaultPullBatch
 	}
 	res := b.store.Get(p.group, p.topic, p.queueID, p.offset, maxNums, filter)
-	code := pullCode(res.Status, p.offset)
+	code := b.slavePullCode(pullCode(res.Status, p.offset))
 	resp := pullResponse(code, res.Status.String(), res.NextBeginOffset, res.MinOffset, res.MaxOffset)
+	resp.Ext()["suggestWhichBrokerId"] = b.suggestBrokerID(res)
 	if code == remoting.RespSuccess {
 		resp.Body = res.Buffer
 	}

@@ -129,7 +129,7 @@ func (b *Broker) registerRoundLocked() error {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), b.cfg.RegisterTimeout)
 			defer cancel()
-			if _, err := namesrv.RegisterBroker(ctx, b.ns, ns, req); err != nil {
+			if _, err := b.registerWithHA(ctx, ns, req); err != nil {
 				errs[i] = fmt.Errorf("%w: %s: %w", ErrNotRegistered, ns, err)
 				return
 			}
@@ -163,7 +163,7 @@ func (b *Broker) unregisterAll() {
 			ctx, cancel := context.WithTimeout(context.Background(), b.cfg.RegisterTimeout)
 			defer cancel()
 			err := namesrv.UnregisterBroker(ctx, b.ns, ns, namesrv.UnregisterBrokerRequest{
-				ClusterName: b.cfg.ClusterName, BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr, BrokerID: namesrv.MasterID})
+				ClusterName: b.cfg.ClusterName, BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr, BrokerID: b.cfg.BrokerID})
 			if err != nil {
 				b.log.Warn("unregister broker failed", "namesrv", ns, "err", err)
 			}

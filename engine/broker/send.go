@@ -22,6 +22,9 @@ const (
 
 // sendMessage handles SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310).
 func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := b.refuseOnSlave(); resp != nil {
+		return resp
+	}
 	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return conn.BadRequest(req, err)
@@ -74,6 +77,9 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 // sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body
 // a concatenation of batch items.
 func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+	if resp := b.refuseOnSlave(); resp != nil {
+		return resp
+	}
 	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return conn.BadRequest(req, err)

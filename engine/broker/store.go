@@ -130,6 +130,9 @@ type PutResult struct {
 	PhysOffsets []int64
 	// StoreTimestamp is the (first) record's STORETIMESTAMP, ms.
 	StoreTimestamp int64
+	// End is the commit-log offset one past the last stored record (what a
+	// SYNC_MASTER waits for its slave to reach); 0 when unknown.
+	End int64
 }
 
 // GetStatus is the outcome of a read, named as RocketMQ's GetMessageStatus.
@@ -174,6 +177,9 @@ type GetResult struct {
 	NextBeginOffset int64
 	MinOffset       int64
 	MaxOffset       int64
+	// SuggestPullingFromSlave: the consumer reads data beyond the store's
+	// in-memory window (suggestWhichBrokerId).
+	SuggestPullingFromSlave bool
 }
 
 // QueryResult is what a lookup by key returns.

@@ -41,6 +41,9 @@ func FromStore(s *store.Store) MessageStore { return storeAdapter{s} }
 // StoreOf returns the engine/store Store behind a MessageStore made by
 // FromStore or OpenStore (its statistics, recovery report, cleaning).
 func StoreOf(ms MessageStore) (*store.Store, bool) {
+	if h, ok := ms.(*haStore); ok {
+		ms = h.MessageStore
+	}
 	a, ok := ms.(storeAdapter)
 	return a.s, ok
 }
@@ -72,6 +75,7 @@ func (a storeAdapter) Put(ctx context.Context, m *record.Message) (PutResult, er
 	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp}
 	if out.Status.Stored() {
 		out.PhysOffsets = []int64{res.WroteOffset}
+		out.End = res.WroteOffset + res.WroteBytes
 	}
 	return out, err
 }
@@ -82,6 +86,7 @@ func (a storeAdapter) PutBatch(ctx context.Context, ms []*record.Message) (PutRe
 	if !out.Status.Stored() {
 		return out, err
 	}
+	out.End = res.WroteOffset + res.WroteBytes
 	ids := strings.Split(res.MsgID(), ",")
 	out.PhysOffsets = make([]int64, 0, len(ids))
 	for _, id := range ids {
@@ -117,7 +122,8 @@ func (a storeAdapter) Get(group, topic string, queueID int32, offset int64, maxM
 	if !ok {
 		st = GetMessageWasRemoving
 	}
-	out := GetResult{Status: st, Buffer: res.Buffer, NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset}
+	out := GetResult{Status: st, Buffer: res.Buffer, NextBeginOffset: res.NextBeginOffset, MinOffset: res.MinOffset, MaxOffset: res.MaxOffset,
+		SuggestPullingFromSlave: res.SuggestPullingFromSlave}
 	if err != nil && len(res.Buffer) == 0 {
 		// Nothing servable at offset. A corrupt record is skipped (RocketMQ's
 		// OFFSET_FOUND_NULL moves on by one); a read failure is retried.
