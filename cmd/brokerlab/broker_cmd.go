@@ -288,7 +288,8 @@ func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLe
 	log.Info("broker serving", "addr", b.Addr(), "tls", bcfg.Remoting.TLS.Mode, "store", scfg.Root, "writePath", scfg.CommitLog.Path,
 		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize)
 	<-ctx.Done()
-	log.Info("broker stopping")
+	st := b.Stats()
+	log.Info("broker stopping", "badRequests", st.BadRequests, "badInputCloses", st.BadInputCloses)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := b.Shutdown(sctx); err != nil {
