@@ -126,7 +126,17 @@ func TestAppendAcrossRolls(t *testing.T) {
 				t.Fatalf("records overlap")
 			}
 		}
-		for _, s := range l.Segments()[:len(l.Segments())-1] {
+		// The files hold what was committed (pool: the background commit of
+		// a full segment's buffer may still be running; direct: the staging
+		// buffers' writes): wait for the full segments' bytes to reach them.
+		full := l.Segments()[:len(l.Segments())-1]
+		for deadline := time.Now().Add(10 * time.Second); l.CommittedOffset() < full[len(full)-1].End(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("committed offset %d never reached the full segments' end %d", l.CommittedOffset(), full[len(full)-1].End())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		for _, s := range full {
 			checkBlankEnd(t, s)
 		}
 		end := l.MaxOffset()

@@ -116,6 +116,12 @@ type directAppender struct {
 	deadOnce   sync.Once
 	writerDone chan struct{} // closed when the writer goroutine has exited
 
+	// commitLoop's lifecycle (nil when the segment opened full or the
+	// interval is 0).
+	commitStop chan struct{}
+	commitDone chan struct{}
+	commitOnce sync.Once
+
 	cache   *BlockCache
 	id      FileID
 	scratch sync.Pool // *[]byte: aligned O_DIRECT read buffers of readLen bytes
@@ -237,6 +243,10 @@ func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
 	a.dead = make(chan struct{})
 	a.writerDone = make(chan struct{})
 	go a.writer()
+	if cfg.CommitInterval > 0 {
+		a.commitStop, a.commitDone = make(chan struct{}), make(chan struct{})
+		go a.commitLoop(cfg.CommitInterval)
+	}
 	return nil
 }
 
@@ -401,6 +411,7 @@ func (a *directAppender) markClean(base, c int64) {
 // writer goroutine, releases the buffers and closes the file. After a
 // sticky error it writes nothing more. It is idempotent.
 func (a *directAppender) Close() error {
+	a.stopCommit()
 	a.life.Lock()
 	defer a.life.Unlock()
 	if a.closed {
