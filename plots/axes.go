@@ -105,8 +105,16 @@ func formatNumber(v float64) string {
 	return trimFloat(v)
 }
 
+// trimFloat prints v with at most 3 significant digits below 1000 and no
+// exponent: 0.0012, 0.25, 12.5, 999.
 func trimFloat(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	e := math.Floor(math.Log10(math.Abs(v)))
+	scale := math.Pow(10, 2-e)
+	r := math.Round(v*scale) / scale
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // formatBytesIEC prints a byte count with a binary suffix: 8MiB, 1GiB, 1.5KiB.
@@ -166,18 +174,9 @@ func parseCount(s string) (float64, bool) {
 	return v * mult, true
 }
 
-// latencyUnit picks a display unit for nanosecond values up to maxNs.
-func latencyUnit(maxNs float64) (divisor float64, name string) {
-	switch {
-	case maxNs >= 1e9:
-		return 1e9, "s"
-	case maxNs >= 1e6:
-		return 1e6, "ms"
-	case maxNs >= 1e3:
-		return 1e3, "µs"
-	}
-	return 1, "ns"
-}
+// latencyUnit is the display unit of latencies: always ms, so every figure
+// reads alike (log axes carry values from 0.001 ms to seconds).
+func latencyUnit(float64) (divisor float64, name string) { return 1e6, "ms" }
 
 // logRange widens [lo, hi] (both > 0) slightly for a log axis; it returns
 // ok=false when there is no positive range.

@@ -74,9 +74,15 @@ func TestParsers(t *testing.T) {
 	if _, ok := parseCount("max"); ok {
 		t.Error("parseCount(max) accepted")
 	}
-	for ns, unit := range map[float64]string{500: "ns", 2500: "µs", 3e6: "ms", 2e9: "s"} {
-		if _, got := latencyUnit(ns); got != unit {
-			t.Errorf("latencyUnit(%v) = %s", ns, got)
+	for _, ns := range []float64{500, 2500, 3e6, 2e9} { // one unit everywhere: ms
+		if div, got := latencyUnit(ns); got != "ms" || div != 1e6 {
+			t.Errorf("latencyUnit(%v) = %v %s", ns, div, got)
+		}
+	}
+	// Log-axis labels keep their significant digits: no "0.001" twice.
+	for v, want := range map[float64]string{0.0012: "0.0012", 0.001: "0.001", 0.002: "0.002", 0.005: "0.005", 12.5: "12.5", 0.25: "0.25"} {
+		if got := formatNumber(v); got != want {
+			t.Errorf("formatNumber(%v) = %s, want %s", v, got, want)
 		}
 	}
 	for v, want := range map[float64]string{1500: "1.5k", 2e6: "2M", 0.25: "0.25", 40000: "40k"} {
@@ -105,7 +111,7 @@ func TestSelectorsAndNames(t *testing.T) {
 	c := cell(result.SystemBrokerlab, "path=mmap/rate=100", 0, 500, 1000, 1)
 	c.Quantiles["append"] = result.Quantiles{P99: 42}
 	c.Extra = map[string]float64{"majflt": 3}
-	for metric, want := range map[string]float64{"msg/s": 500, "MB/s": c.MBPerSec, "p50": c.Quantiles["e2e"].P50, "append.p99": 42, "majflt": 3} {
+	for metric, want := range map[string]float64{"msg/s": 500, "MB/s": c.MBPerSec * 1e6 / (1 << 20), "p50": c.Quantiles["e2e"].P50, "append.p99": 42, "majflt": 3} {
 		if got, ok := parseSelector(metric).cell(&c); !ok || got != want {
 			t.Errorf("selector %q = %v %v, want %v", metric, got, ok, want)
 		}

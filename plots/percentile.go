@@ -63,7 +63,13 @@ func LatencyByPercentile(cells []result.Cell, metric string) (*Figure, error) {
 	}
 	div, unit := latencyUnit(hi)
 	title := "Latency by percentile"
-	if metric != "" {
+	switch metric {
+	case "":
+	case "e2e":
+		title += " (end to end: send → receipt by a tailing consumer)"
+	case "e2e_intended":
+		title += " (end to end from the intended send, tailing consumer)"
+	default:
 		title += " (" + metric + ")"
 	}
 	p := newPanel(title, "percentile", "latency ("+unit+")")

@@ -113,6 +113,7 @@ func RunFigures(runDir string) ([]*Figure, error) {
 		}
 		add(s.name, func() (*Figure, error) { return f, err })
 	}
+	add("hiccups", func() (*Figure, error) { return Hiccups(runDir, reps) })
 	for _, field := range []string{FieldP99, FieldRate, FieldDirtyMiB} {
 		add("timeseries-"+field, func() (*Figure, error) {
 			if field == FieldDirtyMiB && !anySeriesNonZero(reps, field) {
@@ -153,9 +154,15 @@ func RunFigures(runDir string) ([]*Figure, error) {
 			errs = append(errs, fmt.Errorf("plots: %s: %w", b.name, err))
 			continue
 		}
-		if t := run.Result.Experiment; t != "" && fig.Panels[0][0] != nil {
-			fig.Panels[0][0].Title.Text = t + ": " + fig.Panels[0][0].Title.Text
+		if p := fig.Panels[0][0]; p != nil {
+			if t := run.Result.Experiment; t != "" {
+				p.Title.Text = t + ": " + p.Title.Text
+			}
+			if sub := describeRun(run, cells); sub != "" {
+				p.Title.Text += "\n" + sub
+			}
 		}
+		legendOutside(fig)
 		figs = append(figs, fig)
 	}
 	if len(figs) == 0 && len(errs) == 0 {

@@ -62,8 +62,13 @@ func TestRunFiguresChoosesByData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if title := figs[0].Panels[0][0].Title.Text; title != "e9: p50 vs throughput" {
-		t.Errorf("title %q lacks the experiment name", title)
+	if title := figs[0].Panels[0][0].Title.Text; title != "e9: p50 vs throughput\nopen loop, offered rate swept, latency = e2e" {
+		t.Errorf("title %q lacks the experiment name or the loop and clock", title)
+	}
+	// The legend sits in its own column, outside the data.
+	row := figs[0].Panels[0]
+	if len(row) != 4 || legendLen(row[3].Legend) == 0 || legendLen(row[0].Legend) != 0 {
+		t.Errorf("legend not moved out of the data: %d panels", len(row))
 	}
 }
 

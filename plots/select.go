@@ -103,7 +103,7 @@ func repKey(c *result.Cell) float64 {
 // selector reads one number from a cell or a summary. Metric grammar:
 //
 //	"msg/s" | "throughput"         messages per second
-//	"MB/s"                         megabytes per second
+//	"MB/s" | "MiB/s"               throughput in MiB/s (result files hold decimal MB/s)
 //	"p50" … "p9999", "max", "mean" that quantile of the primary metric (ns)
 //	"<metric>.<q>"                 that quantile of the named metric, e.g. "append.p99"
 //	anything else                  Cell.Extra[metric]
@@ -121,8 +121,8 @@ func parseSelector(s string) selector {
 	switch s {
 	case "msg/s", "throughput", "rate":
 		return selector{kind: "msgps", display: "throughput (msg/s)"}
-	case "MB/s", "mb/s":
-		return selector{kind: "mbps", display: "throughput (MB/s)"}
+	case "MB/s", "mb/s", "MiB/s":
+		return selector{kind: "mbps", display: "throughput (MiB/s)"}
 	}
 	if slices.Contains(quantileNames, s) {
 		return selector{kind: "quantile", q: s, display: quantileDisplay(s) + " latency"}
@@ -175,7 +175,7 @@ func (s selector) cell(c *result.Cell) (float64, bool) {
 	case "msgps":
 		return c.MsgPerSec, c.MsgPerSec > 0
 	case "mbps":
-		return c.MBPerSec, c.MBPerSec > 0
+		return c.MBPerSec * mibPerMB, c.MBPerSec > 0
 	case "quantile":
 		m := s.metric
 		if m == "" {
@@ -198,7 +198,9 @@ func (s selector) summary(sm *result.Summary) (result.Stat, bool) {
 	case "msgps":
 		return sm.MsgPerSec, sm.MsgPerSec.Median > 0
 	case "mbps":
-		return sm.MBPerSec, sm.MBPerSec.Median > 0
+		st := sm.MBPerSec
+		st.Min, st.Median, st.Max = st.Min*mibPerMB, st.Median*mibPerMB, st.Max*mibPerMB
+		return st, sm.MBPerSec.Median > 0
 	case "quantile":
 		m := s.metric
 		if m == "" {
@@ -214,6 +216,9 @@ func (s selector) summary(sm *result.Summary) (result.Stat, bool) {
 	st, ok := sm.Extra[s.extra]
 	return st, ok
 }
+
+// mibPerMB converts decimal MB (what results hold, like Go's MB/s) to MiB.
+const mibPerMB = 1e6 / (1 << 20)
 
 // paramValue parses a summary's parameter with parse.
 func paramValue(params map[string]string, key string, parse func(string) (float64, bool)) (float64, bool) {

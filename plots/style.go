@@ -113,6 +113,27 @@ func markerColor(kind string, i int) color.Color {
 	return plotutil.Color(i + 3)
 }
 
-// headroom is the factor above the data's top that keeps a top-left legend
-// of n entries clear of the data.
-func headroom(n int) float64 { return min(1.1+0.07*float64(n), 1.8) }
+// headroom is the factor above the data's top: legends are drawn outside
+// the data (legendOutside), so a small margin suffices.
+func headroom(int) float64 { return 1.1 }
+
+// ceilingDashes gives the i-th ceiling line its own dash pattern, so that
+// several ceilings stay distinguishable in grey.
+func ceilingDashes(i int) []vg.Length {
+	pats := [][]vg.Length{
+		{vg.Points(6), vg.Points(3)},
+		{vg.Points(2), vg.Points(2)},
+		{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)},
+		{vg.Points(1), vg.Points(3)},
+		{vg.Points(12), vg.Points(4)},
+		{vg.Points(4), vg.Points(2), vg.Points(1), vg.Points(2), vg.Points(1), vg.Points(2)},
+	}
+	return pats[i%len(pats)]
+}
+
+// ceilingColor2 is the i-th ceiling's grey, dark to light, so that lines
+// with the same dash pattern still differ.
+func ceilingColor2(i int) color.Color {
+	g := uint8(20 + (i*47)%160)
+	return color.RGBA{R: g, G: g, B: g, A: 255}
+}
