@@ -1,8 +1,11 @@
 package namesrv
 
 import (
+	"bufio"
 	"context"
+	"log/slog"
 	"maps"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +90,74 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 	if n := s.rs.ConnCount(); n != 1 {
 		t.Fatalf("%d connections, want the one that sent everything", n)
 	}
+}
+
+// FuzzNamesrvRequestKeepsConnection sends a fuzzed request — any code the
+// name server serves (or an unknown one), any custom fields, any body — on
+// one long-lived connection, followed by a good GET_BROKER_CLUSTER_INFO:
+// the connection never closes, both are answered, no processor panics.
+func FuzzNamesrvRequestKeepsConnection(f *testing.F) {
+	codes := []int32{remoting.ReqRegisterBroker, remoting.ReqUnregisterBroker, remoting.ReqGetRouteInfoByTopic,
+		remoting.ReqGetBrokerClusterInfo, remoting.ReqGetAllTopicListFromNameserver, remoting.ReqDeleteTopicInNamesrv,
+		remoting.ReqGetTopicsByCluster, remoting.ReqQueryDataVersion, remoting.ReqBrokerHeartbeat, 4242}
+	f.Add(byte(0), "brokerName=b\nbrokerAddr=127.0.0.1:1\nclusterName=c\nhaServerAddr=\nbrokerId=0\n",
+		[]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"topicName":"T","readQueueNums":1,"writeQueueNums":1,"perm":6}},"dataVersion":{"counter":1,"timestamp":1}},"filterServerList":[]}`))
+	f.Add(byte(2), "topic=T\n", []byte(nil))
+	f.Add(byte(7), "brokerAddr=a\nclusterName=c\n", []byte(`{"counter":1}`))
+	f.Add(byte(9), "", []byte("x"))
+	cfg := DefaultConfig()
+	cfg.Remoting.Addr = "127.0.0.1:0"
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	s := New(cfg)
+	if err := s.Start(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	var nc net.Conn
+	var br *bufio.Reader
+	opaque := int32(0)
+	f.Fuzz(func(t *testing.T, sel byte, extLines string, body []byte) {
+		if len(extLines) > 4096 || len(body) > 1<<16 {
+			return
+		}
+		if nc == nil {
+			var err error
+			if nc, err = net.Dial("tcp", s.Addr()); err != nil {
+				t.Fatal(err)
+			}
+			br = bufio.NewReader(nc)
+		}
+		ext := remoting.ExtFields{}
+		for _, line := range strings.Split(extLines, "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				ext[k] = v
+			}
+		}
+		opaque += 2
+		req := &remoting.Command{Code: codes[int(sel)%len(codes)], Opaque: opaque, ExtFields: ext, Body: body}
+		good := &remoting.Command{Code: remoting.ReqGetBrokerClusterInfo, Opaque: opaque + 1}
+		frame, err := remoting.AppendFrame(nil, req, remoting.SerializeJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if frame, err = remoting.AppendFrame(frame, good, remoting.SerializeJSON); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nc.Write(frame); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for range 2 {
+			r, err := remoting.ReadFrame(br, 0)
+			if err != nil {
+				t.Fatalf("connection closed by %s %v: %v", remoting.RequestCodeName(req.Code), ext, err)
+			}
+			if r.Opaque != opaque && r.Opaque != opaque+1 {
+				t.Fatalf("answer for opaque %d, want %d or %d", r.Opaque, opaque, opaque+1)
+			}
+			if strings.Contains(r.Remark, "panicked") {
+				t.Fatalf("%s %v: %s", remoting.RequestCodeName(req.Code), ext, r.Remark)
+			}
+		}
+	})
 }
