@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,59 @@ func TestHAConfigValidation(t *testing.T) {
 	if err := b.Start(context.Background()); err == nil {
 		_ = b.Shutdown(context.Background())
 		t.Fatal("SYNC_MASTER over a memstore started")
+	}
+}
+
+// TestSuggestSlaveForColdReads: with slaveReadEnable a master's pull reply
+// suggests broker 1 (whichBrokerWhenConsumeSlowly) when the consumer reads
+// beyond the in-memory window, 0 otherwise; without it always 0. A slave
+// without slaveReadEnable sends consumers back to the master.
+func TestSuggestSlaveForColdReads(t *testing.T) {
+	for _, slaveRead := range []bool{true, false} {
+		t.Run("slaveRead="+strconv.FormatBool(slaveRead), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.SlaveReadEnable = slaveRead
+			scfg := smallStoreConfig(t.TempDir(), flush.Async)
+			scfg.TotalMemoryBytes = 10 << 10 // a 4 KiB in-memory window
+			b, err := broker.New(cfg, broker.OpenStore(scfg, cfg.DelayLevels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer b.Shutdown(context.Background())
+			c, _ := newClient(t)
+			createTopicOn(t, c, b.Addr(), "T", 1)
+			body := strings.Repeat("x", 500)
+			for range 40 {
+				wantCode(t, "send", sendTo(t, c, b.Addr(), "T", 0, body), remoting.RespSuccess)
+			}
+			eventually(t, "dispatch", func() bool {
+				r := callWith(t, c, b.Addr(), remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": "T", "queueId": "0"}, nil)
+				return r.ExtFields["offset"] == "40"
+			})
+			cold := callWith(t, c, b.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 1, 0, 0), nil)
+			hot := callWith(t, c, b.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 39, 1, 0, 0), nil)
+			wantCode(t, "cold pull", cold, remoting.RespSuccess)
+			wantCode(t, "hot pull", hot, remoting.RespSuccess)
+			wantCold := "0"
+			if slaveRead {
+				wantCold = "1"
+			}
+			if cold.ExtFields["suggestWhichBrokerId"] != wantCold || hot.ExtFields["suggestWhichBrokerId"] != "0" {
+				t.Fatalf("suggestions cold %q hot %q", cold.ExtFields["suggestWhichBrokerId"], hot.ExtFields["suggestWhichBrokerId"])
+			}
+		})
+	}
+	ns := startNamesrv(t)
+	haBroker(t, ns.Addr(), broker.SyncMaster, 0, nil)
+	slave := haBroker(t, ns.Addr(), broker.Slave, 1, nil)
+	c, _ := newClient(t)
+	createTopicOn(t, c, slave.Addr(), "T", 1)
+	r := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 1, 0, 0), nil)
+	wantCode(t, "pull from a slave without slaveReadEnable", r, remoting.RespPullRetryImmediately)
+	if r.ExtFields["suggestWhichBrokerId"] != "0" {
+		t.Fatalf("suggestion %q", r.ExtFields["suggestWhichBrokerId"])
 	}
 }
