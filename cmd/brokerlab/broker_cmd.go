@@ -105,6 +105,13 @@ func splitAddrs(s string) []string {
 }
 
 func newBrokerCmd() *cobra.Command {
+	cmd, _ := brokerCommand()
+	return cmd
+}
+
+// brokerCommand is the broker command and the flags it parses into (for
+// tests that call brokerConfig without running it).
+func brokerCommand() (*cobra.Command, *brokerFlags) {
 	var f brokerFlags
 	cmd := &cobra.Command{
 		Use:   "broker",
@@ -141,7 +148,7 @@ store's abort file).`,
 	addServerTLSFlags(cmd, &f.tls)
 	addClientTLSFlags(cmd, &f.tls)
 	addHAFlags(cmd, &f.ha)
-	return cmd
+	return cmd, &f
 }
 
 // brokerConfig merges defaults, the --config file and the flags set on the

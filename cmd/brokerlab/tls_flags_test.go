@@ -18,22 +18,11 @@ import (
 // the TLS settings brokerConfig made of them.
 func parsedBrokerConfig(t *testing.T, args ...string) (tlsCfg remoting.TLSConfig, nsTLS bool, err error) {
 	t.Helper()
-	cmd := newBrokerCmd()
+	cmd, f := brokerCommand()
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	var f brokerFlags
-	fl := cmd.Flags()
-	for name, dst := range map[string]*string{"name": &f.name, "cluster": &f.cluster, "listen": &f.listen, "broker-ip": &f.brokerIP,
-		"namesrv": &f.namesrv, "store": &f.storeDir, "write-path": &f.writePath, "flush": &f.flushKind, "segment-size": &f.segmentSize,
-		"config": &f.configFile, "tls-mode": &f.tls.mode, "tls-cert": &f.tls.cert, "tls-key": &f.tls.key, "tls-ca": &f.tls.ca,
-		"tls-client-auth": &f.tls.clientAuth, "tls-client-cert": &f.tls.clientCert, "tls-client-key": &f.tls.clientKey,
-		"tls-client-ca": &f.tls.clientCA} {
-		*dst, _ = fl.GetString(name)
-	}
-	f.tls.enable, _ = fl.GetBool("tls-enable")
-	f.tls.verifyServer, _ = fl.GetBool("tls-verify-server")
-	bcfg, _, err := brokerConfig(cmd, f)
+	bcfg, _, err := brokerConfig(cmd, *f)
 	return bcfg.Remoting.TLS, bcfg.NamesrvTLS != nil, err
 }
 
