@@ -46,9 +46,10 @@ func GroupCommit(cells []result.Cell) (*Figure, error) {
 	}
 	div, unit := latencyUnit(hiLat)
 	lat.Y.Label.Text = "p99 latency (" + unit + ")"
-	xlo, xhi, thrHi := math.Inf(1), 0.0, 0.0
+	xlo, xhi, thrHi, hiLatW := math.Inf(1), 0.0, 0.0, 0.0
 	for i, l := range lines {
 		var txy, lxy plotter.XYs
+		var tlo, thi, llo, lhi []float64
 		for _, pt := range l.points {
 			if pt.x <= 0 {
 				continue
@@ -56,19 +57,28 @@ func GroupCommit(cells []result.Cell) (*Figure, error) {
 			xlo, xhi = math.Min(xlo, pt.x), math.Max(xhi, pt.x)
 			if v := pt.sm.MsgPerSec.Median; v > 0 {
 				txy = append(txy, plotter.XY{X: pt.x, Y: v})
-				thrHi = math.Max(thrHi, v)
+				tlo, thi = append(tlo, pt.sm.MsgPerSec.Min), append(thi, pt.sm.MsgPerSec.Max)
+				thrHi = math.Max(thrHi, pt.sm.MsgPerSec.Max)
 			}
 			if st, ok := parseSelector("p99").summary(pt.sm); ok {
 				lxy = append(lxy, plotter.XY{X: pt.x, Y: st.Median / div})
+				llo, lhi = append(llo, st.Min/div), append(lhi, st.Max/div)
+				hiLatW = math.Max(hiLatW, st.Max/div)
 			}
 		}
 		if len(txy) > 0 {
 			if err := addLine(thr, txy, i, l.label, seriesDashes(i)); err != nil {
 				return nil, err
 			}
+			if err := addWhiskers(thr, txy, tlo, thi, i); err != nil {
+				return nil, err
+			}
 		}
 		if len(lxy) > 0 {
 			if err := addLine(lat, lxy, i, "", seriesDashes(i)); err != nil {
+				return nil, err
+			}
+			if err := addWhiskers(lat, lxy, llo, lhi, i); err != nil {
 				return nil, err
 			}
 		}
@@ -84,7 +94,7 @@ func GroupCommit(cells []result.Cell) (*Figure, error) {
 	thr.Y.Min, thr.Y.Max = 0, thrHi*1.3
 	thr.Y.Tick.Marker = plot.TickerFunc(siTicks)
 	if hiLat > 0 {
-		setLogY(lat, loLat/div, hiLat/div)
+		setLogY(lat, loLat/div, math.Max(hiLat/div, hiLatW))
 	}
 	row := []*plot.Plot{thr, lat}
 	if hist, err := batchPanel(representatives(ok)); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/brokerlab/brokerlab/experiments/result"
@@ -63,7 +64,7 @@ func ResidencyHeatmap(cell *result.Cell) (*Figure, error) {
 	hm.Min, hm.Max = 0, 1
 	hm.Rasterized = len(rs.T)*len(rs.Segments) > rasterCells
 
-	p := basePanel("Page-cache residency: "+cellLabel(cell.SystemOrDefault(), cell.Name), "time (s)", "segment")
+	p := basePanel("Page-cache residency: "+cellLabel(cell.SystemOrDefault(), cell.Name), "time (s)", "segment (start offset in the log)")
 	p.Add(hm)
 	p.Y.Tick.Marker = segmentTicks(rs.Segments)
 	if len(rs.T) == 1 {
@@ -121,12 +122,15 @@ func segmentTicks(names []string) plot.ConstantTicks {
 	return ts
 }
 
+// shortSegmentName shows a segment named by its start offset (RocketMQ's
+// 20-digit file names) as that offset in binary units: 1GiB, 1.5GiB.
 func shortSegmentName(n string) string {
 	if n == "" || strings.Trim(n, "0123456789") != "" {
 		return n
 	}
-	if t := strings.TrimLeft(n, "0"); t != "" {
-		return t
+	v, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		return n
 	}
-	return "0"
+	return formatBytesIEC(v)
 }

@@ -39,9 +39,10 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 	div, unit := latencyUnit(hi)
 	lat := newPanel("Tail latency vs segment size", "segment size", "latency ("+unit+"); solid p99, dashed p99.9")
 	thr := newPanel("Throughput vs segment size", "segment size", "throughput (msg/s)")
-	xlo, xhi, thrHi := math.Inf(1), 0.0, 0.0
+	xlo, xhi, thrHi, hiW := math.Inf(1), 0.0, 0.0, 0.0
 	for i, l := range lines {
 		var p99, p999, txy plotter.XYs
+		var lo99, hi99, lo999, hi999, tlo, thi []float64
 		for _, pt := range l.points {
 			if pt.x <= 0 {
 				continue
@@ -49,17 +50,25 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 			xlo, xhi = math.Min(xlo, pt.x), math.Max(xhi, pt.x)
 			if st, ok := parseSelector("p99").summary(pt.sm); ok {
 				p99 = append(p99, plotter.XY{X: pt.x, Y: st.Median / div})
+				lo99, hi99 = append(lo99, st.Min/div), append(hi99, st.Max/div)
+				hiW = math.Max(hiW, st.Max/div)
 			}
 			if st, ok := parseSelector("p999").summary(pt.sm); ok {
 				p999 = append(p999, plotter.XY{X: pt.x, Y: st.Median / div})
+				lo999, hi999 = append(lo999, st.Min/div), append(hi999, st.Max/div)
+				hiW = math.Max(hiW, st.Max/div)
 			}
 			if v := pt.sm.MsgPerSec.Median; v > 0 {
 				txy = append(txy, plotter.XY{X: pt.x, Y: v})
-				thrHi = math.Max(thrHi, v)
+				tlo, thi = append(tlo, pt.sm.MsgPerSec.Min), append(thi, pt.sm.MsgPerSec.Max)
+				thrHi = math.Max(thrHi, pt.sm.MsgPerSec.Max)
 			}
 		}
 		if len(p99) > 0 {
 			if err := addLine(lat, p99, i, l.label+" p99", nil); err != nil {
+				return nil, err
+			}
+			if err := addWhiskers(lat, p99, lo99, hi99, i); err != nil {
 				return nil, err
 			}
 		}
@@ -67,9 +76,15 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 			if err := addLine(lat, p999, i, l.label+" p99.9", dashLong); err != nil {
 				return nil, err
 			}
+			if err := addWhiskers(lat, p999, lo999, hi999, i); err != nil {
+				return nil, err
+			}
 		}
 		if len(txy) > 0 {
 			if err := addLine(thr, txy, i, l.label, nil); err != nil {
+				return nil, err
+			}
+			if err := addWhiskers(thr, txy, tlo, thi, i); err != nil {
 				return nil, err
 			}
 		}
@@ -83,7 +98,7 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 		p.X.Min, p.X.Max = xlo/1.2, xhi*1.2
 	}
 	if hi > 0 {
-		setLogY(lat, lo/div, hi/div)
+		setLogY(lat, lo/div, math.Max(hi/div, hiW))
 	}
 	thr.Y.Min, thr.Y.Max = 0, thrHi*1.3
 	thr.Y.Tick.Marker = plot.TickerFunc(siTicks)

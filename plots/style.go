@@ -137,3 +137,29 @@ func ceilingColor2(i int) color.Color {
 	g := uint8(20 + (i*47)%160)
 	return color.RGBA{R: g, G: g, B: g, A: 255}
 }
+
+// addWhiskers draws min–max whiskers in series i's colour at xys; lows and
+// highs are the absolute ends (non-positive lows are left out, for log
+// axes).
+func addWhiskers(p *plot.Plot, xys plotter.XYs, lows, highs []float64, i int) error {
+	errs := make(plotter.YErrors, len(xys))
+	some := false
+	for j := range xys {
+		if lows[j] > 0 {
+			errs[j].Low = max(0, xys[j].Y-lows[j])
+		}
+		errs[j].High = max(0, highs[j]-xys[j].Y)
+		some = some || errs[j].Low > 0 || errs[j].High > 0
+	}
+	if !some {
+		return nil
+	}
+	eb, err := plotter.NewYErrorBars(yErrPoints{xys, errs})
+	if err != nil {
+		return err
+	}
+	eb.Color = seriesColor(i)
+	eb.CapWidth = vg.Points(3)
+	p.Add(eb)
+	return nil
+}
