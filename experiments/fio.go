@@ -207,7 +207,7 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 		opt.Runtime = 3 * time.Second
 	}
 	if opt.FileSize <= 0 {
-		opt.FileSize = 256 << 20
+		opt.FileSize = fioFileSize
 	}
 	if len(opt.Sizes) == 0 {
 		opt.Sizes = []int{1024, 4096, 65536}
