@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -69,6 +70,7 @@ func TestBrokerSystemTLS(t *testing.T) {
 		t.Fatalf("send over TLS: %v", err)
 	}
 	cfg := remoting.DefaultClientConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	plain := remoting.NewClient(cfg)
 	defer plain.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,6 +111,7 @@ func TestTLSProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ccfg := remoting.DefaultClientConfig()
+	ccfg.Logger = slog.New(slog.DiscardHandler)
 	ccfg.TLS = conf
 	c := remoting.NewClient(ccfg)
 	defer c.Close()
@@ -129,7 +131,8 @@ func TestTLSProcesses(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	plain := remoting.NewClient(remoting.DefaultClientConfig())
+	ccfg.TLS = nil
+	plain := remoting.NewClient(ccfg)
 	defer plain.Close()
 	for _, a := range []string{nsAddr, addr} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
