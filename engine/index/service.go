@@ -44,6 +44,16 @@ type Service struct {
 	bg    sync.WaitGroup // background flushes of full files
 	bgMu  sync.Mutex
 	bgErr error // first background flush error, reported by Flush/Close
+
+	// Full files are msynced in the order they filled (turns fullSeq,
+	// fullNext under fullMu), so OnFileFull never reports a file while an
+	// earlier one may still be volatile; after a failed msync nothing more
+	// is reported.
+	fullMu     sync.Mutex
+	fullCond   *sync.Cond
+	fullSeq    uint64 // next turn to hand out; guarded by wmu
+	fullNext   uint64 // turn allowed to flush; guarded by fullMu
+	fullFailed bool   // guarded by fullMu
 }
 
 // Open loads the index files under root/index, oldest first. Entries of the
@@ -54,6 +64,7 @@ func Open(fsys vfs.FS, root string, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{fsys: fsys, dir: filepath.Join(root, "index"), cfg: cfg, now: time.Now}
+	s.fullCond = sync.NewCond(&s.fullMu)
 	entries, err := fsys.ReadDir(s.dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("index: read dir %s: %w", s.dir, err)
@@ -227,26 +238,44 @@ func (s *Service) rollLocked(prev *file) (*file, error) {
 	s.mu.Unlock()
 	if prev != nil && prev.full() && prev.acquire() {
 		s.bg.Add(1)
-		go s.flushFull(prev)
+		turn := s.fullSeq
+		s.fullSeq++
+		go s.flushFull(prev, turn)
 	}
 	return x, nil
 }
 
-// flushFull msyncs a full file and reports its endTimestamp.
-func (s *Service) flushFull(x *file) {
+// flushFull msyncs a full file and reports its endTimestamp, in turn: a
+// report means this file and every earlier full file are durable (the
+// checkpoint's indexMsgTimestamp relies on it).
+func (s *Service) flushFull(x *file, turn uint64) {
 	defer s.bg.Done()
+	s.fullMu.Lock()
+	for s.fullNext != turn {
+		s.fullCond.Wait()
+	}
+	s.fullMu.Unlock()
 	err := x.flush()
 	endTS := x.endTS.Load()
 	err = errors.Join(err, x.release())
+	s.fullMu.Lock()
+	if err != nil {
+		s.fullFailed = true
+	}
+	report := !s.fullFailed
+	s.fullMu.Unlock()
 	if err != nil {
 		s.bgMu.Lock()
 		s.bgErr = errors.Join(s.bgErr, err)
 		s.bgMu.Unlock()
-		return
 	}
-	if s.cfg.OnFileFull != nil {
+	if report && s.cfg.OnFileFull != nil {
 		s.cfg.OnFileFull(endTS)
 	}
+	s.fullMu.Lock()
+	s.fullNext++
+	s.fullCond.Broadcast()
+	s.fullMu.Unlock()
 }
 
 func (s *Service) takeBgErr() error {

@@ -203,7 +203,7 @@ func powerLossCycles(t *testing.T, path iopath.Kind, pol flush.Kind, cuts int) {
 		// The recovered store goes on to the next cycle's workload: the
 		// next cut lands on a recovered store.
 		s = open()
-		maxes := checkPowerLossRecovery(t, c, s, fs, root, st, tally)
+		maxes := checkPowerLossRecovery(t, c, s, fs, root, st, acks, tally)
 		lost := 0
 		for k, h := range acks {
 			if k.off < maxes[k.q] {
@@ -305,7 +305,7 @@ func powerLossWorkload(t *testing.T, c int, s *Store, fs *strictfs.FS, st *plSta
 
 // checkPowerLossRecovery checks a store reopened after a cut (see the file
 // comment) and returns each queue's recovered max offset.
-func checkPowerLossRecovery(t *testing.T, c int, s *Store, fs *strictfs.FS, root string, st *plState, tally *plTally) map[int32]int64 {
+func checkPowerLossRecovery(t *testing.T, c int, s *Store, fs *strictfs.FS, root string, st *plState, acked map[ackKey]string, tally *plTally) map[int32]int64 {
 	t.Helper()
 	if !s.Recovery().Abnormal {
 		t.Fatalf("cut %d: recovery was not abnormal after a power cut", c)
@@ -362,7 +362,11 @@ func checkPowerLossRecovery(t *testing.T, c int, s *Store, fs *strictfs.FS, root
 				tally.corruptServed++
 				t.Fatalf("cut %d: served record %d/%d fails its CRC: %v", c, q, off, err)
 			}
-			if h, ok := st.must[ackKey{q, off}]; ok && h != bodyHash(rec.Body) {
+			h, ok := st.must[ackKey{q, off}]
+			if !ok {
+				h, ok = acked[ackKey{q, off}]
+			}
+			if ok && h != bodyHash(rec.Body) {
 				tally.corruptServed++
 				t.Fatalf("cut %d: queue %d offset %d: served body differs from the acknowledged one", c, q, off)
 			}

@@ -91,15 +91,12 @@ func (s *Store) recover() error {
 				return fmt.Errorf("store: drop index files newer than the checkpoint: %w", err)
 			}
 			if cfg.MessageIndexSafe {
-				// The active (not full) file was never msynced whole: its
-				// header may be on disk without its entries, and files are
-				// told apart by millisecond timestamps, so it can end at
-				// the checkpoint's index time and survive DeleteNewerThan.
-				// Its records lie after the scan start chosen below, which
-				// indexes them again.
-				dropped, err := s.idx.DeleteActive()
+				// Files ending at the checkpoint's index time but the
+				// oldest, and the active (not full) file, may be on disk
+				// only in part; the scan below starts before their records.
+				dropped, err := s.idx.DeleteUnsafe(cp.IndexMsgTimestamp)
 				if err != nil {
-					return fmt.Errorf("store: drop the active index file: %w", err)
+					return fmt.Errorf("store: drop index files not known durable: %w", err)
 				}
 				rep.IndexFilesDeleted += dropped
 			}
@@ -112,7 +109,9 @@ func (s *Store) recover() error {
 	if rep.Abnormal {
 		minTS := cp.minTimestamp(cfg.RecoveryTimeMargin.Milliseconds())
 		if cfg.MessageIndexEnable && cfg.MessageIndexSafe {
-			minTS = min(minTS, cp.IndexMsgTimestamp)
+			// Strictly before the index time: records stored in that
+			// millisecond may belong to files DeleteUnsafe removed.
+			minTS = min(minTS, cp.IndexMsgTimestamp-1)
 		}
 		if opts.ScanFrom, err = chooseScanStart(logCfg, minTS); err != nil {
 			return err
