@@ -8,7 +8,9 @@ import (
 // Processor handles requests of the codes it is registered for.
 //
 // Return (resp, nil) to answer, (nil, err) to answer SYSTEM_ERROR with
-// err.Error() as remark, (nil, ErrReplyLater) to answer later with
+// err.Error() as remark — or, for a bad request (a *FieldError, an error
+// from NewBadRequest: IsBadRequest), with BadRequestRemark(err), counted and
+// logged as bad input —, (nil, ErrReplyLater) to answer later with
 // conn.Reply(req, resp) (the request stays in flight until then), or
 // (nil, nil) to send nothing. Oneway requests are never answered. ctx is the
 // connection's context: done when the connection closes or the server shuts down.
