@@ -74,6 +74,53 @@ func TestBrokerTLSSettings(t *testing.T) {
 		t.Fatalf("flags over the file: %+v, namesrv TLS %v", got, nsTLS)
 	}
 
+	// A RocketMQ tls.properties file, under the YAML file's keys and the flags.
+	props := filepath.Join(dir, "tls.properties")
+	propsText := "# RocketMQ tls.properties\n" +
+		"tls.test.mode.enable=false\n" +
+		"tls.server.need.client.auth = optional\n" +
+		"tls.server.keyPath=" + leaf.KeyFile + "\n" +
+		"tls.server.certPath: " + leaf.CertFile + "\n" +
+		"tls.server.authClient=false\n" +
+		"tls.server.trustCertPath=" + ca.File + "\n" +
+		"tls.client.authServer=true\n" +
+		"tls.client.trustCertPath=" + ca.File + "\n" +
+		"tls.enable=true\n"
+	if err := os.WriteFile(props, []byte(propsText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, nsTLS, err = parsedBrokerConfig(t, "--store", dir, "--tls-config-file", props, "--tls-mode", "enforcing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertFile: leaf.CertFile, KeyFile: leaf.KeyFile, CAFile: ca.File,
+		ClientAuth: remoting.ClientAuthOptional}
+	if got != want || !nsTLS {
+		t.Fatalf("from tls.properties: %+v (namesrv TLS %v), want %+v", got, nsTLS, want)
+	}
+	// The YAML file's keys win over the properties file's.
+	got, _, err = parsedBrokerConfig(t, "--config", file, "--tls-config-file", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ClientAuth != remoting.ClientAuthRequire {
+		t.Fatalf("--config under --tls-config-file: client auth %s, want the YAML file's require", got.ClientAuth)
+	}
+	for name, text := range map[string]string{
+		"unknown key":  "tls.server.modus=enforcing\n",
+		"key password": "tls.server.keyPassword=secret\n",
+		"bad bool":     "tls.enable=maybe\n",
+		"no separator": "tls.enable\n",
+	} {
+		bad := filepath.Join(dir, "bad.properties")
+		if err := os.WriteFile(bad, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := parsedBrokerConfig(t, "--store", dir, "--tls-config-file", bad); err == nil || !strings.Contains(err.Error(), "--tls-config-file") {
+			t.Errorf("%s: error %v, want a --tls-config-file error", name, err)
+		}
+	}
+
 	for _, bad := range [][]string{
 		{"--store", dir, "--tls-mode", "strict"},
 		{"--store", dir, "--tls-client-auth", "always"},
@@ -87,7 +134,8 @@ func TestBrokerTLSSettings(t *testing.T) {
 	}
 }
 
-// A TLS-enforcing name server and broker, run as processes: the broker
+// A TLS-enforcing name server (configured by a tls.properties file) and
+// broker (by flags), run as processes: the broker
 // registers over TLS with its client certificate, a TLS client is served by
 // both, and a plaintext one is refused with a log line.
 func TestTLSProcesses(t *testing.T) {
@@ -99,7 +147,14 @@ func TestTLSProcesses(t *testing.T) {
 	serverTLS := []string{"--tls-mode", "enforcing", "--tls-cert", srv.CertFile, "--tls-key", srv.KeyFile,
 		"--tls-ca", ca.File, "--tls-client-auth", "require"}
 
-	ns := start(t, bin, append([]string{"namesrv", "--listen", "127.0.0.1:0"}, serverTLS...)...)
+	// The name server reads the same settings from a RocketMQ tls.properties.
+	props := filepath.Join(dir, "tls.properties")
+	propsText := "tls.server.mode=enforcing\ntls.server.certPath=" + srv.CertFile + "\ntls.server.keyPath=" + srv.KeyFile +
+		"\ntls.server.trustCertPath=" + ca.File + "\ntls.server.need.client.auth=require\n"
+	if err := os.WriteFile(props, []byte(propsText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns := start(t, bin, "namesrv", "--listen", "127.0.0.1:0", "--tls-config-file", props)
 	nsAddr := ns.listenAddr(t)
 	br := start(t, bin, append([]string{"broker", "--namesrv", nsAddr, "--listen", "127.0.0.1:0", "--store", t.TempDir(),
 		"--segment-size", "8MiB", "--name", "broker-tls", "--tls-enable", "--tls-client-ca", ca.File,
