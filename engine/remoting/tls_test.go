@@ -517,3 +517,37 @@ func TestRateLimiter(t *testing.T) {
 		t.Fatalf("after the interval: allowed %v with %d suppressed, want true and 3", ok, n)
 	}
 }
+
+// The client CA file is watched too: a client of a newly trusted CA gets in
+// once the file changes, without a restart.
+func TestTLSReloadsChangedCA(t *testing.T) {
+	p := newPKI(t)
+	caFile := p.dir + "/trusted.pem"
+	copyFile := func(from string) {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(caFile, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(caFile, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(p.ca.File)
+	ts := startTLSServer(t, TLSConfig{Mode: TLSEnforcing, CertFile: p.server.CertFile, KeyFile: p.server.KeyFile,
+		CAFile: caFile, ClientAuth: ClientAuthRequire})
+	rogue := TLSClientConfig{CertFile: p.rogueClient.CertFile, KeyFile: p.rogueClient.KeyFile}
+	if _, err := ask(tlsClient(t, rogue), ts.Addr()); err == nil {
+		t.Fatal("client of an untrusted CA served")
+	}
+	copyFile(p.rogue.File)
+	if ext, err := ask(tlsClient(t, rogue), ts.Addr()); err != nil || ext["peer"] != "rogue-client" {
+		t.Fatalf("client of the newly trusted CA: %v %v", ext, err)
+	}
+	if _, err := ask(tlsClient(t, TLSClientConfig{CertFile: p.client.CertFile, KeyFile: p.client.KeyFile}), ts.Addr()); err == nil {
+		t.Fatal("client of the CA no longer trusted still served")
+	}
+}
