@@ -287,3 +287,15 @@ func TestTLSOfficialClientWithoutCertificateRefused(t *testing.T) {
 		return false
 	})
 }
+
+// Optional client certificates: the official client, which sends none, is
+// served.
+func TestTLSOfficialClientOptionalClientAuth(t *testing.T) {
+	t.Cleanup(func() { setOfficialTLS(t, false) })
+	ca, leaf := serverPKI(t)
+	mode := remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertFile: leaf.CertFile, KeyFile: leaf.KeyFile,
+		CAFile: ca.File, ClientAuth: remoting.ClientAuthOptional}
+	c := startTLSCluster(t, mode, mode)
+	c.createTopic(t, "TlsOptional", &remoting.TLSClientConfig{})
+	officialRoundTrip(t, c, true, "TlsOptional", 10)
+}
