@@ -18,6 +18,15 @@ import (
 	"time"
 )
 
+// Sentinel errors of the TLS configuration.
+var (
+	ErrBadTLSConfig = errors.New("remoting: bad TLS configuration")
+	// ErrTLSRequired marks a plaintext connection refused by an enforcing server.
+	ErrTLSRequired = errors.New("remoting: plaintext connection refused (tls.server.mode enforcing)")
+)
+
+// TLSMode is tls.server.mode.
+//
 // TLS on the remoting ports follows RocketMQ's TlsSystemConfig: one port
 // serves both plaintext and TLS, and the server's mode decides which it
 // accepts (tls.server.mode):
@@ -38,15 +47,6 @@ import (
 // The certificate, key and client CA files are re-read when their size or
 // modification time changes, checked at every handshake; a change that does
 // not load (a half-written file) keeps the previous pair and is logged.
-
-// Sentinel errors of the TLS configuration.
-var (
-	ErrBadTLSConfig = errors.New("remoting: bad TLS configuration")
-	// ErrTLSRequired marks a plaintext connection refused by an enforcing server.
-	ErrTLSRequired = errors.New("remoting: plaintext connection refused (tls.server.mode enforcing)")
-)
-
-// TLSMode is tls.server.mode.
 type TLSMode string
 
 // The server TLS modes.
