@@ -38,7 +38,9 @@
 //	TearNone    nothing unsynced survives (the strict model);
 //	TearLast    a random whole-sector prefix of each file's last unsynced
 //	            write survives on top of the durable image (earlier unsynced
-//	            writes are lost: the disk reordered them);
+//	            writes are lost: the disk reordered them); for a mapped
+//	            file, whose stores the FS does not see, the whole mapping
+//	            counts as that write;
 //	TearPrefix  the kernel's writeback reached a random sector boundary of
 //	            each file: unsynced sectors below it survive, and each
 //	            directory keeps a random prefix of its unsynced operations
