@@ -91,6 +91,7 @@ func (c *cluster) startBroker() {
 	c.t.Helper()
 	cfg := broker.DefaultConfig()
 	cfg.ListenAddr = c.listen
+	cfg.HA.ListenAddr = "127.0.0.1:0" // not listen port + 1, which another socket may hold
 	cfg.NamesrvAddrs = []string{c.ns.Addr()}
 	cfg.Logger = quiet
 	levels, err := broker.ParseDelayLevels("1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s 1s")
