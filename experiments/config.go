@@ -1,8 +1,16 @@
 // Package experiments runs brokerlab experiments: an experiment YAML file
 // (engine config × workload × a matrix of swept parameters, warm-up,
-// duration, repetitions) becomes a run directory under results/ with Go
-// benchmark lines, result.json, .hlog/.hgrm histograms, manifest.json and
-// the figures drawn from them.
+// duration, repetitions, peers and declared pairings) becomes a run
+// directory under results/ with Go benchmark lines (bench.txt),
+// result.json, gzip'd .hlog interval logs, manifest.json (the resolved
+// config, replayable with --replay) and ratios.txt. Figures and .hgrm
+// tables are derived outside the run.
+//
+// Measurement rules: cells run in an order shuffled per repetition from the
+// seed, with sync(2) and a settle pause between them; each records load
+// average, pressure stall shares and the store device's write bytes and
+// utilisation; comparisons are only the declared like-for-like pairings
+// (pairing.go), reported as median and min–max over repetitions.
 //
 // The same Run is used by `brokerlab run` and by tests; the package owns no
 // mutable globals.

@@ -5,8 +5,13 @@
 //
 // Each figure function takes cells and returns a *Figure (one or more
 // gonum/plot panels) or an error wrapping ErrNoData when the cells hold
-// nothing that figure can show. RenderRun decides which figures apply to a
-// run directory and writes them to <run>/figures/<name>.png and .svg.
+// nothing that figure can show. RenderRunTo decides which figures apply to a
+// run directory and writes them to <dir>/<name>.png and .svg, outside the
+// run: a committed run keeps only its result files and figures are derived
+// on demand (brokerlab plot --out DIR). Every figure states its loop type,
+// producers, message size and clock in the title, keeps its legend in a
+// column beside the data, shows min–max whiskers over repetitions, uses
+// ms and MiB/s, and switches to log axes where values span decades.
 //
 //	LatencyByPercentile  latency vs percentile, x = 1/(1-p) on a log axis (90% … 99.999%)
 //	Frontier             achieved msg/s vs p50/p99/p99.9, one line per configuration (rate swept)
@@ -14,7 +19,8 @@
 //	SegmentSweep         segment size (log2 axis, 8MiB … 1GiB) vs p99/p99.9 and msg/s
 //	ResidencyHeatmap     segments × time, colour = page-cache resident fraction
 //	TimeSeries           one interval field over time, with roll/stall markers
-//	Bars                 grouped bars (e.g. path × policy) with peer ceilings as lines
+//	Bars                 grouped bars (e.g. path × policy) with peer ceilings as labelled lines
+//	Hiccups              per-interval maximum latency over time, from the cells' .hlog
 //
 // Determinism: fonts are gonum's embedded Liberation fonts (SVG references
 // them by name and does not embed them), no timestamps are drawn, map keys
@@ -25,6 +31,6 @@
 // points (and the +Inf of the 100th percentile) before plotting, and
 // rendering converts any remaining panic into an error wrapping ErrRender.
 //
-// Concurrency: figure functions and RenderRun share no state and may run
+// Concurrency: figure functions and RenderRunTo share no state and may run
 // concurrently; a *Figure must not be rendered from two goroutines at once.
 package plots
