@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/brokerlab
-go build -o "$bin" ./cmd/brokerlab
+go build -buildvcs=true -o "$bin" ./cmd/brokerlab
 flags=(--out results --no-plots)
 [ "${ALLOW_DIRTY:-0}" = 1 ] && flags+=(--allow-dirty)
 if ! command -v fio >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
