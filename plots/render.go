@@ -102,6 +102,7 @@ func RunFigures(runDir string) ([]*Figure, error) {
 		})
 	}
 	add("service-vs-response", func() (*Figure, error) { return ServiceVsResponse(spectra) })
+	add("end-to-end", func() (*Figure, error) { return EndToEnd(spectra) })
 	sweeps := 0
 	for _, s := range []struct {
 		name string
