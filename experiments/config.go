@@ -213,6 +213,13 @@ type Engine struct {
 	// certificate) and the driver over TLS, so cells with tls on and off
 	// show what TLS costs; with --namesrv the driver dials over TLS.
 	TLS bool `yaml:"tls,omitempty" json:"tls,omitempty"`
+	// Replication is none (default), async or sync: a slave store on
+	// loopback fed by the broker's HA service as ASYNC_MASTER or
+	// SYNC_MASTER (a send is acknowledged once the slave has it); transport
+	// loopback only. RTT is the replication link's round trip, added by a
+	// netdelay relay between slave and master (0: plain loopback).
+	Replication string   `yaml:"replication,omitempty" json:"replication,omitempty"`
+	RTT         Duration `yaml:"rtt,omitempty" json:"rtt,omitempty"`
 }
 
 // Workload drives the engine.
@@ -402,6 +409,9 @@ func (e *Experiment) fillDefaults() {
 	if en.Transport == "" {
 		en.Transport = "inproc"
 	}
+	if en.Replication == "" {
+		en.Replication = "none"
+	}
 	w := &e.Workload
 	if w.Mode == "" {
 		w.Mode = "closed"
@@ -546,6 +556,17 @@ func validateEngine(en Engine) error {
 	if en.TLS && en.Transport != "loopback" {
 		return bad("tls", "on", "transport loopback (TLS is on the broker's port)")
 	}
+	switch en.Replication {
+	case "none", "async", "sync":
+	default:
+		return bad("replication", en.Replication, "none, async or sync")
+	}
+	if en.Replication != "none" && en.Transport != "loopback" {
+		return bad("replication", en.Replication, "transport loopback (the HA service is the broker's)")
+	}
+	if en.RTT < 0 {
+		return bad("rtt", en.RTT, "a round trip >= 0 (used with replication async or sync)")
+	}
 	return nil
 }
 
@@ -606,6 +627,14 @@ func (e *Experiment) set(param, v string) error {
 		e.Engine.Budget = s
 	case "transport":
 		e.Engine.Transport = v
+	case "replication":
+		e.Engine.Replication = v
+	case "rtt":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return bad("a round-trip time such as 1ms")
+		}
+		e.Engine.RTT = Duration(d)
 	case "tls":
 		switch strings.ToLower(v) {
 		case "on", "true":
@@ -643,7 +672,7 @@ func (e *Experiment) set(param, v string) error {
 		}
 		e.Workload.Batch = n
 	default:
-		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, conc, rate, size, batch, tls)", ErrConfig, param)
+		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, replication, rtt, conc, rate, size, batch, tls)", ErrConfig, param)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ type brokerSystem struct {
 	d   *netdriver.Driver
 	inj interface{ Stall(time.Duration) }
 	cfg store.Config
+	rep *replica // the slave with replication async or sync
 }
 
 func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, error) {
@@ -45,6 +46,7 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 	// Only warnings and errors: a run's output is its progress lines.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	bc.Logger, sc.Logger = quiet, quiet
+	configureHA(&bc, exp.Engine, quiet)
 	b, err := broker.New(bc, broker.OpenStore(sc, bc.DelayLevels))
 	if err != nil {
 		return nil, err
@@ -70,7 +72,15 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 			return nil, fmt.Errorf("create topic %s: %w", t, err)
 		}
 	}
-	return &brokerSystem{b: b, st: st, d: d, cfg: sc, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
+	var rep *replica
+	if exp.Engine.Replication != "none" {
+		if rep, err = startReplica(exp.Engine, dir, b, uint64(exp.Seed), quiet); err != nil {
+			d.Close()
+			b.Shutdown(context.Background())
+			return nil, err
+		}
+	}
+	return &brokerSystem{b: b, st: st, d: d, cfg: sc, rep: rep, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
 }
 
 type stallFunc func(time.Duration)
@@ -100,7 +110,14 @@ func (s *brokerSystem) Close() error {
 	derr := s.d.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var rerr error
+	if s.rep != nil { // the slave goes first: its link ends without a warning
+		rerr = s.rep.close()
+	}
 	berr := s.b.Shutdown(ctx)
+	if berr == nil {
+		berr = rerr
+	}
 	if p := s.cfg.CommitLog.IO.Pool; p != nil {
 		p.Close()
 	}

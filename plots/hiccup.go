@@ -125,9 +125,9 @@ func describeRun(run *result.Run, cells []result.Cell) string {
 	case swept("conc"):
 		parts = append(parts, "producers swept")
 	case len(vals["conc"]) == 1 && vals["conc"][0] != "":
-		parts = append(parts, vals["conc"][0]+" producers")
+		parts = append(parts, plural(vals["conc"][0], "producer"))
 	case w.Producers > 0:
-		parts = append(parts, strconv.Itoa(w.Producers)+" producers")
+		parts = append(parts, plural(strconv.Itoa(w.Producers), "producer"))
 	}
 	switch {
 	case swept("size"):
@@ -152,9 +152,40 @@ func describeRun(run *result.Run, cells []result.Cell) string {
 		parts = append(parts, "latency = "+strings.Join(clocks, " / "))
 	}
 	if w.Tailing > 0 {
-		parts = append(parts, strconv.Itoa(w.Tailing)+" tailing consumer(s)")
+		parts = append(parts, plural(strconv.Itoa(w.Tailing), "tailing consumer"))
 	}
-	return strings.Join(parts, ", ")
+	return wrapParts(parts, subtitleWidth)
+}
+
+// subtitleWidth is the longest subtitle line, in characters.
+const subtitleWidth = 64
+
+// wrapParts joins parts with ", ", starting a new line before a part that
+// would make the line longer than width.
+func wrapParts(parts []string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, p := range parts {
+		sep := ""
+		if i > 0 {
+			sep = ", "
+		}
+		if i > 0 && line+len(sep)+len([]rune(p)) > width {
+			b.WriteString(",\n")
+			line = 0
+			sep = ""
+		}
+		b.WriteString(sep + p)
+		line += len([]rune(sep + p))
+	}
+	return b.String()
+}
+
+func plural(n, noun string) string {
+	if n == "1" {
+		return n + " " + noun
+	}
+	return n + " " + noun + "s"
 }
 
 // sizeLabel reads a size spec: "fixed:1024" → "1KiB messages".

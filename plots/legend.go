@@ -10,6 +10,19 @@ import (
 // legendWidth is the width of the legend column added beside a figure.
 var legendWidth = 7 * vg.Centimeter
 
+// legendTextWidth estimates the width of a legend's longest label (7 pt
+// Liberation Serif: about 0.5 em per character) plus its thumbnail.
+func legendTextWidth(l plot.Legend) vg.Length {
+	v := reflect.ValueOf(l).FieldByName("entries")
+	longest := 0
+	for i := 0; v.IsValid() && i < v.Len(); i++ {
+		if t := v.Index(i).FieldByName("text"); t.IsValid() {
+			longest = max(longest, len([]rune(t.String())))
+		}
+	}
+	return l.ThumbnailWidth + vg.Points(14) + vg.Length(float64(longest)*0.5)*l.TextStyle.Font.Size
+}
+
 // legendLen is the number of entries of a legend (gonum keeps them
 // unexported; reading a slice's length through reflect is safe).
 func legendLen(l plot.Legend) int {
@@ -30,6 +43,7 @@ func legendOutside(f *Figure) {
 		return
 	}
 	any := false
+	width := legendWidth
 	col := make([]*plot.Plot, len(f.Panels))
 	for r, row := range f.Panels {
 		for _, p := range row {
@@ -39,6 +53,7 @@ func legendOutside(f *Figure) {
 			lp := plot.New()
 			lp.HideAxes()
 			lp.Legend = p.Legend // copies the entries
+			width = max(width, legendTextWidth(p.Legend))
 			lp.Legend.Top, lp.Legend.Left = true, true
 			lp.Legend.XOffs, lp.Legend.YOffs = 0, 0
 			style := p.Legend
@@ -71,9 +86,9 @@ func legendOutside(f *Figure) {
 		}
 		widths = scaled
 	}
-	f.ColWidths = append(widths, float64(legendWidth))
+	f.ColWidths = append(widths, float64(width))
 	for r := range f.Panels {
 		f.Panels[r] = append(f.Panels[r], col[r])
 	}
-	f.Width += legendWidth
+	f.Width += width
 }

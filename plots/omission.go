@@ -53,8 +53,8 @@ func EndToEnd(cells []result.Cell) (*Figure, error) {
 	const metric = "latency"
 	var lines []result.Cell
 	for _, c := range usable(cells) {
-		if len(c.Spectrum["e2e"]) < 2 {
-			continue
+		if len(c.Spectrum["e2e"]) < 2 || (len(c.Spectrum["service"]) < 2 && len(c.Spectrum["response"]) < 2) {
+			continue // nothing to set the end-to-end latency beside
 		}
 		for _, m := range []struct{ key, label string }{
 			{"service", "producer service time"}, {"response", "producer response time (intended send)"},

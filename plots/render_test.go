@@ -47,7 +47,7 @@ func TestRunFiguresChoosesByData(t *testing.T) {
 	pc := percentileCells()
 	cells = append(cells, pc[0], pc[3])
 	got := planned(t, writeRun(t, "e1", cells))
-	want := []string{"latency-by-percentile", "end-to-end", "frontier", "segment-sweep", "timeseries-p99", "timeseries-rate",
+	want := []string{"latency-by-percentile", "frontier", "segment-sweep", "timeseries-p99", "timeseries-rate",
 		"timeseries-dirty_mib", "residency-path=mmap,flush=async.r0"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("figures %v, want %v", got, want)
