@@ -177,6 +177,9 @@ type Experiment struct {
 const (
 	ReferenceWarmup   = Duration(60 * time.Second)
 	ReferenceDuration = Duration(5 * time.Minute)
+	// ReferenceInterval is the least reporting (and .hlog) interval of a
+	// reference run.
+	ReferenceInterval = Duration(5 * time.Second)
 	// ReferenceMinDuration is the least any reference cell measures.
 	ReferenceMinDuration = Duration(60 * time.Second)
 	ReferenceReps        = 5
@@ -319,6 +322,9 @@ func (e *Experiment) ApplyReference() {
 	e.Warmup = max(e.Warmup, ReferenceWarmup)
 	e.Repetitions = max(e.Repetitions, ReferenceReps)
 	e.Duration = max(e.Duration, ReferenceMinDuration)
+	// jHiccup's 5 s reporting interval: long runs keep their gzip'd interval
+	// logs within the results budget (about 1.5 KB per interval per cell).
+	e.Interval = max(e.Interval, ReferenceInterval)
 	if e.Writeback {
 		e.Duration = max(e.Duration, ReferenceDuration)
 	}

@@ -134,7 +134,8 @@ reference: {duration: 90s}
 	}
 	r := *e
 	r.ApplyReference()
-	if r.Warmup != ReferenceWarmup || r.Repetitions != ReferenceReps || r.Duration.D() != 90*time.Second || r.Mode != "reference" {
+	if r.Warmup != ReferenceWarmup || r.Repetitions != ReferenceReps || r.Duration.D() != 90*time.Second || r.Mode != "reference" ||
+		r.Interval != ReferenceInterval {
 		t.Fatalf("reference %+v", r)
 	}
 	e.Matrix[0].Values = append(e.Matrix[0].Values, "async")
