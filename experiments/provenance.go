@@ -136,6 +136,9 @@ func LoadReplay(runDir string) (*Experiment, result.Manifest, error) {
 	if err := dec.Decode(&e); err != nil {
 		return nil, m, fmt.Errorf("%w: %s: config: %w", ErrReplay, runDir, err)
 	}
+	// A recorded config has every field it knew set; fields added since
+	// take their defaults (what that run had without naming them).
+	e.fillDefaults()
 	if err := e.Validate(); err != nil {
 		return nil, m, fmt.Errorf("%w: %s: %w", ErrReplay, runDir, err)
 	}

@@ -167,3 +167,30 @@ reference: {duration: 90s}
 		t.Fatal(q.Mode)
 	}
 }
+
+// A run recorded before a field existed replays with that field's default;
+// a config with a field this version does not know is refused.
+func TestReplayOlderAndForeignConfigs(t *testing.T) {
+	write := func(cfg string) string {
+		dir := t.TempDir()
+		m := `{"schema":1,"status":"ok","config":` + cfg + `}`
+		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	old := `{"name":"old","seed":3,"warmup":"1s","duration":"2s","repetitions":2,"interval":"1s",
+		"engine":{"path":"mmap","flush":"group","segment_size":"1MiB","transport":"inproc"},
+		"workload":{"mode":"closed","producers":4,"size":"fixed:100","topics":1,"queues":4,"queue_choice":"roundrobin","batch":1}}`
+	e, _, err := LoadReplay(write(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Settle.D() != 2*time.Second || e.Repetitions != 2 || e.Seed != 3 || e.Duration.D() != 2*time.Second {
+		t.Fatalf("replayed %+v", e)
+	}
+	foreign := strings.Replace(old, `"seed":3`, `"seed":3,"teleport":true`, 1)
+	if _, _, err := LoadReplay(write(foreign)); !errors.Is(err, ErrReplay) || !strings.Contains(err.Error(), "teleport") {
+		t.Fatalf("unknown field: %v", err)
+	}
+}
