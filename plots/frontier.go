@@ -99,12 +99,14 @@ func Frontier(cells []result.Cell) (*Figure, error) {
 			continue
 		}
 		ylo, yhi, _ := logRange(lo, top)
-		for _, c := range ceilings {
+		for ci, c := range ceilings {
 			x := c.MsgPerSec.Median
-			p.Add(refLine(x, ylo, x, yhi, ceilingColor, dashLong))
+			l := refLine(x, ylo, x, yhi, ceilingColor2(ci), ceilingDashes(ci))
+			l.Width = vg.Points(1.3)
+			p.Add(l)
 			xMax = math.Max(xMax, x)
 			if qi == 0 {
-				p.Legend.Add("fio ceiling "+c.Name, refLine(0, 0, 1, 1, ceilingColor, dashLong))
+				p.Legend.Add("fio "+ceilingKind(c.Params)+" ceiling "+nameWithout(c.Name, "ceiling"), l)
 			}
 		}
 		p.X.Min, p.X.Max = 0, xMax*1.05
