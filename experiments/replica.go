@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
@@ -23,7 +25,26 @@ type replica struct {
 	st    *store.Store
 	cli   *ha.Client
 	relay *netdelay.Relay
+
+	mu      sync.Mutex
+	samples []lagSample // guarded by mu
+	stop    chan struct{}
+	done    chan struct{}
 }
+
+// lagSample is the replication lag (bytes the master has and the slave
+// not yet) at one instant.
+type lagSample struct {
+	t     time.Time
+	bytes int64
+}
+
+// lagEvery is how often the replication lag is sampled; maxLagSamples
+// bounds the samples kept (about 28 h at 10 per second).
+const (
+	lagEvery      = 100 * time.Millisecond
+	maxLagSamples = 1 << 20
+)
 
 // haRole is the master role a replication setting asks for.
 func haRole(replication string) broker.BrokerRole {
@@ -71,7 +92,41 @@ func startReplica(en Engine, dir string, b *broker.Broker, seed uint64, log *slo
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	master, _ := broker.StoreOf(b.Store())
+	r.stop, r.done = make(chan struct{}), make(chan struct{})
+	go r.sample(master)
 	return r, nil
+}
+
+// sample records the replication lag every lagEvery until close.
+func (r *replica) sample(master *store.Store) {
+	defer close(r.done)
+	t := time.NewTicker(lagEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case now := <-t.C:
+			lag := r.lagBytes(master)
+			r.mu.Lock()
+			if len(r.samples) < maxLagSamples {
+				r.samples = append(r.samples, lagSample{now, lag})
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// lagAt is the last lag sampled at or before t (false before the first).
+func (r *replica) lagAt(t time.Time) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := sort.Search(len(r.samples), func(i int) bool { return r.samples[i].t.After(t) })
+	if i == 0 {
+		return 0, false
+	}
+	return r.samples[i-1].bytes, true
 }
 
 // lagBytes is how far the slave's stored log is behind the master's.
@@ -80,6 +135,11 @@ func (r *replica) lagBytes(master *store.Store) int64 {
 }
 
 func (r *replica) close() error {
+	if r.stop != nil {
+		close(r.stop)
+		<-r.done
+		r.stop = nil
+	}
 	var errs []error
 	if r.cli != nil {
 		errs = append(errs, r.cli.Close())

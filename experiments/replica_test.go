@@ -63,4 +63,15 @@ workload: {mode: closed, producers: 1, size: "fixed:100"}
 			t.Fatalf("acknowledged send %d with the slave %d bytes behind", i, lag)
 		}
 	}
+	time.Sleep(3 * lagEvery)
+	at := s.Stats().ReplicationLagAt
+	if at == nil {
+		t.Fatal("no replication lag series")
+	}
+	if lag, ok := at(time.Now()); !ok || lag != 0 {
+		t.Fatalf("lag sampled after the last acknowledged send: %d %v", lag, ok)
+	}
+	if _, ok := at(time.Now().Add(-time.Hour)); ok {
+		t.Fatal("a lag sample before the replica started")
+	}
 }

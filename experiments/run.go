@@ -839,6 +839,14 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 			}
 			p.Extra["send_delay_p99_ns"] = float64(d.P99)
 		}
+		if st.ReplicationLagAt != nil {
+			if lag, ok := st.ReplicationLagAt(iv.End); ok {
+				if p.Extra == nil {
+					p.Extra = map[string]float64{}
+				}
+				p.Extra["replication_lag_bytes"] = float64(lag)
+			}
+		}
 		rc.Series = append(rc.Series, p)
 	}
 	for _, m := range markers {

@@ -46,6 +46,9 @@ type sysStats struct {
 	CacheHitRate float64 // direct path block cache, -1 when none
 	// AppendedBytes is the record bytes the store accepted (0 for peers).
 	AppendedBytes int64
+	// ReplicationLagAt is the slave's lag in bytes sampled at or before a
+	// time (nil without replication).
+	ReplicationLagAt func(time.Time) (int64, bool)
 }
 
 // sysHooks are callbacks into the cell's measurement.

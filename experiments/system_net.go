@@ -96,7 +96,11 @@ func (s *brokerSystem) Stats() sysStats {
 	if s.st == nil {
 		return sysStats{CacheHitRate: -1}
 	}
-	return storeStats(s.st)
+	st := storeStats(s.st)
+	if s.rep != nil {
+		st.ReplicationLagAt = s.rep.lagAt
+	}
+	return st
 }
 
 func (s *brokerSystem) Settle(timeout time.Duration) error {
