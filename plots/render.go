@@ -161,6 +161,14 @@ func RunFigures(runDir string) ([]*Figure, error) {
 			}
 			if sub := describeRun(run, cells); sub != "" {
 				p.Title.Text += "\n" + sub
+				// The other panels of the row get as many title lines, so
+				// that their data areas stay level with the first's.
+				pad := strings.Repeat("\n\u00a0", strings.Count(sub, "\n")+1)
+				for _, q := range fig.Panels[0][1:] {
+					if q != nil && q.Title.Text != "" {
+						q.Title.Text += pad
+					}
+				}
 			}
 		}
 		legendOutside(fig)
