@@ -46,6 +46,7 @@ func GroupCommit(cells []result.Cell) (*Figure, error) {
 	}
 	div, unit := latencyUnit(hiLat)
 	lat.Y.Label.Text = "p99 latency (" + unit + ")"
+	thrLo := math.Inf(1)
 	xlo, xhi, thrHi, hiLatW := math.Inf(1), 0.0, 0.0, 0.0
 	for i, l := range lines {
 		var txy, lxy plotter.XYs
@@ -59,6 +60,7 @@ func GroupCommit(cells []result.Cell) (*Figure, error) {
 				txy = append(txy, plotter.XY{X: pt.x, Y: v})
 				tlo, thi = append(tlo, pt.sm.MsgPerSec.Min), append(thi, pt.sm.MsgPerSec.Max)
 				thrHi = math.Max(thrHi, pt.sm.MsgPerSec.Max)
+				thrLo = math.Min(thrLo, math.Max(pt.sm.MsgPerSec.Min, v/2))
 			}
 			if st, ok := parseSelector("p99").summary(pt.sm); ok {
 				lxy = append(lxy, plotter.XY{X: pt.x, Y: st.Median / div})
@@ -91,8 +93,7 @@ func GroupCommit(cells []result.Cell) (*Figure, error) {
 		p.X.Tick.Marker = pow2Ticks(formatNumber)
 		p.X.Min, p.X.Max = xlo/1.15, xhi*1.15
 	}
-	thr.Y.Min, thr.Y.Max = 0, thrHi*1.3
-	thr.Y.Tick.Marker = plot.TickerFunc(siTicks)
+	setThroughputY(thr, thrLo, thrHi)
 	if hiLat > 0 {
 		setLogY(lat, loLat/div, math.Max(hiLat/div, hiLatW))
 	}

@@ -39,6 +39,7 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 	div, unit := latencyUnit(hi)
 	lat := newPanel("Tail latency vs segment size", "segment size", "latency ("+unit+"); solid p99, dashed p99.9")
 	thr := newPanel("Throughput vs segment size", "segment size", "throughput (msg/s)")
+	thrLo := math.Inf(1)
 	xlo, xhi, thrHi, hiW := math.Inf(1), 0.0, 0.0, 0.0
 	for i, l := range lines {
 		var p99, p999, txy plotter.XYs
@@ -62,6 +63,7 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 				txy = append(txy, plotter.XY{X: pt.x, Y: v})
 				tlo, thi = append(tlo, pt.sm.MsgPerSec.Min), append(thi, pt.sm.MsgPerSec.Max)
 				thrHi = math.Max(thrHi, pt.sm.MsgPerSec.Max)
+				thrLo = math.Min(thrLo, math.Max(pt.sm.MsgPerSec.Min, v/2))
 			}
 		}
 		if len(p99) > 0 {
@@ -100,7 +102,6 @@ func SegmentSweep(cells []result.Cell) (*Figure, error) {
 	if hi > 0 {
 		setLogY(lat, lo/div, math.Max(hi/div, hiW))
 	}
-	thr.Y.Min, thr.Y.Max = 0, thrHi*1.3
-	thr.Y.Tick.Marker = plot.TickerFunc(siTicks)
+	setThroughputY(thr, thrLo, thrHi)
 	return &Figure{Name: "segment-sweep", Panels: [][]*plot.Plot{{lat, thr}}, Width: 2 * panelWidth, Height: panelHeight}, nil
 }

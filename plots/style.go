@@ -163,3 +163,24 @@ func addWhiskers(p *plot.Plot, xys plotter.XYs, lows, highs []float64, i int) er
 	p.Add(eb)
 	return nil
 }
+
+// setThroughputY scales a throughput axis: linear from 0, or logarithmic
+// when the values span more than decadesForLog (per-message fsync beside
+// async), so that the small values stay readable.
+func setThroughputY(p *plot.Plot, lo, hi float64) {
+	if lo > 0 && hi/lo > decadesForLog {
+		setLogY(p, lo, hi)
+		p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+			ts := log125Ticks(min, max)
+			for i := range ts {
+				if ts[i].Label != "" {
+					ts[i].Label = formatNumber(ts[i].Value)
+				}
+			}
+			return ts
+		})
+		return
+	}
+	p.Y.Min, p.Y.Max = 0, hi*1.3
+	p.Y.Tick.Marker = plot.TickerFunc(siTicks)
+}
