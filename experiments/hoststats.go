@@ -182,7 +182,9 @@ func hostExtras(a, b hostSnap, appendedBytes int64) map[string]float64 {
 	if a.haveDisk && b.haveDisk {
 		wb := (b.disk.SectorsWritten - a.disk.SectorsWritten) * 512
 		out["device_write_bytes"] = float64(wb)
-		out["device_util_pct"] = min(100, 100*float64(b.disk.IOTicksMs-a.disk.IOTicksMs)/float64(wall.Milliseconds()))
+		if ms := wall.Milliseconds(); ms > 0 {
+			out["device_util_pct"] = min(100, 100*float64(b.disk.IOTicksMs-a.disk.IOTicksMs)/float64(ms))
+		}
 		if appendedBytes > 0 {
 			out["write_amplification"] = float64(wb) / float64(appendedBytes)
 		}
