@@ -87,7 +87,8 @@ type Config struct {
 	Role     BrokerRole
 	BrokerID int64
 	// HA configures a master's HA listener; HA.ListenAddr "" is the listen
-	// host at the listen port + 1 (haListenPort).
+	// host at the listen port + 1 (haListenPort), or an ephemeral port when
+	// the listen port is (ListenAddr port 0).
 	HA ha.Config
 	// HAMasterAddr is a slave's master HA address (haMasterAddress); "" =
 	// the haServerAddr the name servers return at registration.

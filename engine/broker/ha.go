@@ -123,7 +123,11 @@ func (b *Broker) startHA(ms MessageStore) (MessageStore, error) {
 				_ = ms.Close()
 				return nil, fmt.Errorf("%w: no HA port after listen address %q", ErrBadConfig, b.server.Addr())
 			}
-			hc.ListenAddr = netip.AddrPortFrom(listen.Addr(), listen.Port()+1).String()
+			port := listen.Port() + 1
+			if _, p, err := net.SplitHostPort(b.cfg.ListenAddr); err == nil && (p == "0" || p == "") {
+				port = 0 // an ephemeral listen port has no "+ 1": the HA port is ephemeral too
+			}
+			hc.ListenAddr = netip.AddrPortFrom(listen.Addr(), port).String()
 		}
 		if hc.Logger == nil {
 			hc.Logger = b.log

@@ -236,3 +236,31 @@ func TestSuggestSlaveForColdReads(t *testing.T) {
 		t.Fatalf("suggestion %q", r.ExtFields["suggestWhichBrokerId"])
 	}
 }
+
+// TestHAListenPort: the HA service listens at the listen port + 1, or on an
+// ephemeral port when the listen port is ephemeral.
+func TestHAListenPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cfg := testConfig()
+	cfg.ListenAddr = "127.0.0.1:" + strconv.Itoa(port)
+	b, err := broker.New(cfg, broker.OpenStore(smallStoreConfig(t.TempDir(), flush.Async), cfg.DelayLevels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(context.Background()); err != nil {
+		t.Skipf("port %d or %d taken meanwhile: %v", port, port+1, err)
+	}
+	defer b.Shutdown(context.Background())
+	if want := "127.0.0.1:" + strconv.Itoa(port+1); b.HAAddr() != want {
+		t.Fatalf("HA address %s, want %s", b.HAAddr(), want)
+	}
+	e := haBroker(t, "", broker.AsyncMaster, 0, func(c *broker.Config) { c.NamesrvAddrs = nil; c.HA.ListenAddr = "" })
+	if e.HAAddr() == "" {
+		t.Fatal("no HA address")
+	}
+}
