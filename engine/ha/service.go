@@ -93,8 +93,9 @@ type Service struct {
 	ln  net.Listener
 	log *slog.Logger
 
-	mu    sync.Mutex
-	conns map[*conn]struct{} // guarded by mu
+	mu     sync.Mutex
+	conns  map[*conn]struct{} // guarded by mu
+	nconns atomic.Int32       // len(conns): Notify without slaves takes no lock
 
 	// ackMax is push2SlaveMaxOffset: the highest offset any streaming slave
 	// reported.
@@ -199,6 +200,7 @@ func (s *Service) acceptLoop() {
 			return
 		}
 		s.conns[c] = struct{}{}
+		s.nconns.Store(int32(len(s.conns)))
 		s.mu.Unlock()
 		s.log.Info("ha: slave connected", "remote", nc.RemoteAddr().String())
 		s.wg.Add(2)
@@ -209,6 +211,9 @@ func (s *Service) acceptLoop() {
 
 // Notify tells the writers that the log grew (call after every put).
 func (s *Service) Notify() {
+	if s.nconns.Load() == 0 {
+		return
+	}
 	s.mu.Lock()
 	for c := range s.conns {
 		select {
@@ -383,6 +388,7 @@ func (c *conn) remove() {
 	c.close()
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
+	c.s.nconns.Store(int32(len(c.s.conns)))
 	c.s.mu.Unlock()
 }
 
