@@ -148,7 +148,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.fastFailureLoop)
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
-	b.sched.start()
+	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
+		b.sched.start()
+	}
 	b.ready.Store(true)
 
 	b.registerAll()
