@@ -55,9 +55,11 @@ func (f haFlags) apply(cfg *broker.Config, changed func(string) bool, file broke
 	if file.SlaveReadEnable != nil && !changed("slave-read") {
 		cfg.SlaveReadEnable = *file.SlaveReadEnable
 	}
-	if f.slaveTimeout <= 0 {
-		return fmt.Errorf("--slave-timeout must be positive")
+	if changed("slave-timeout") {
+		if f.slaveTimeout <= 0 {
+			return fmt.Errorf("--slave-timeout must be positive")
+		}
+		cfg.SlaveTimeout = f.slaveTimeout
 	}
-	cfg.SlaveTimeout = f.slaveTimeout
 	return nil
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -137,4 +139,47 @@ func TestSyncMasterKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged sends, all on the slave (%s)", len(got), fmt.Sprint(st.MaxPhyOffset()))
+}
+
+// TestBrokerHAFlags: the replication flags and config-file keys reach the
+// broker config; flags win over the file; bad values are refused.
+func TestBrokerHAFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/broker.yaml"
+	if err := os.WriteFile(file, []byte("brokerRole: SLAVE\nbrokerId: 2\nhaMasterAddress: 10.0.0.9:10912\nslaveReadEnable: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(args ...string) (broker.Config, error) {
+		cmd := newBrokerCmd()
+		if err := cmd.ParseFlags(append([]string{"--store", dir}, args...)); err != nil {
+			t.Fatal(err)
+		}
+		var f brokerFlags
+		f.configFile, _ = cmd.Flags().GetString("config")
+		for name, dst := range map[string]*string{"name": &f.name, "store": &f.storeDir, "write-path": &f.writePath,
+			"flush": &f.flushKind, "segment-size": &f.segmentSize, "role": &f.ha.role, "ha-listen": &f.ha.haListen,
+			"ha-master": &f.ha.haMaster, "broker-name": &f.ha.brokerName} {
+			*dst, _ = cmd.Flags().GetString(name)
+		}
+		f.ha.brokerID, _ = cmd.Flags().GetInt64("broker-id")
+		f.ha.slaveRead, _ = cmd.Flags().GetBool("slave-read")
+		f.ha.slaveTimeout, _ = cmd.Flags().GetDuration("slave-timeout")
+		bcfg, _, err := brokerConfig(cmd, f)
+		return bcfg, err
+	}
+	c, err := parse("--config", file)
+	if err != nil || c.Role != broker.Slave || c.BrokerID != 2 || c.HAMasterAddr != "10.0.0.9:10912" || !c.SlaveReadEnable {
+		t.Fatalf("from the file: %+v %v", c, err)
+	}
+	c, err = parse("--config", file, "--role", "sync_master", "--broker-id", "0", "--ha-listen", "127.0.0.1:0",
+		"--broker-name", "broker-z", "--slave-timeout", "500ms")
+	if err != nil || c.Role != broker.SyncMaster || c.BrokerID != 0 || c.HA.ListenAddr != "127.0.0.1:0" ||
+		c.BrokerName != "broker-z" || c.SlaveTimeout != 500*time.Millisecond {
+		t.Fatalf("flags over the file: %+v %v", c, err)
+	}
+	for _, bad := range [][]string{{"--role", "LEADER"}, {"--role", "SLAVE"}, {"--slave-timeout", "0s"}} {
+		if _, err := parse(bad...); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
 }
