@@ -45,6 +45,9 @@ type brokerEnv struct {
 func testBrokerConfig() broker.Config {
 	cfg := broker.DefaultConfig()
 	cfg.ListenAddr = "127.0.0.1:0"
+	// A restart comes back on the same listen port (start); its HA listener
+	// stays ephemeral, not listen port + 1, which another test may hold.
+	cfg.HA.ListenAddr = "127.0.0.1:0"
 	cfg.Logger = quiet
 	cfg.RegisterInterval = time.Hour
 	cfg.MaxSuspend = 100 * time.Millisecond

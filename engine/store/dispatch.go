@@ -156,6 +156,9 @@ func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
 		if err != nil {
 			return n, err
 		}
+		if next == from {
+			break // the next record is not wholly readable below end yet
+		}
 	}
 	if n > 0 {
 		s.pushSample(s.disp.from.Load(), s.disp.lastTS.Load())
@@ -165,14 +168,21 @@ func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
 
 // reputChunk dispatches the records of one read of the log at from and
 // returns where the next read starts: past the last record dispatched, or
-// at the record that failed.
+// at the record that failed. end need not fall on a record boundary (the
+// direct path's committed position moves by whole staging buffers): a
+// record that runs past end but not past its segment is left for a later
+// round, returning next == from.
 func (s *Store) reputChunk(from, end, segSize int64, maxRec int, notify bool) (next, n int64, err error) {
 	next = from
 	segEnd := from - from%segSize + segSize
-	want := min(end, segEnd) - from
+	limit := min(end, segEnd)
+	want := limit - from
 	chunk := min(want, dispatchChunk)
 	if chunk < record.BlankMinLen {
-		return next, n, s.corrupt(from, fmt.Errorf("%d bytes before the end of the segment or of the readable log", chunk))
+		if limit < segEnd {
+			return next, n, nil // not even a header is readable yet
+		}
+		return next, n, s.corrupt(from, fmt.Errorf("%d bytes before the end of the segment", chunk))
 	}
 	if int64(cap(s.disp.buf)) < chunk {
 		s.disp.buf = make([]byte, max(chunk, 64<<10))
@@ -199,7 +209,10 @@ func (s *Store) reputChunk(from, end, segSize int64, maxRec int, notify bool) (n
 				break // read again from this record
 			}
 			if int64(size) > want {
-				return next, n, s.corrupt(off, fmt.Errorf("record of %d bytes runs past %d", size, from+want))
+				if off+int64(size) <= segEnd && limit < segEnd {
+					return next, n, nil // the rest of the record is not readable yet
+				}
+				return next, n, s.corrupt(off, fmt.Errorf("record of %d bytes runs past the end of its segment at %d", size, segEnd))
 			}
 			big := make([]byte, size)
 			if _, err := s.log.ReadAt(big, off); err != nil {

@@ -361,3 +361,51 @@ func TestOSPageCacheBusy(t *testing.T) {
 		t.Fatalf("busy refusals %d", s.Stats().CommitLog.BusyRefused)
 	}
 }
+
+// The direct path's committed position moves by whole staging buffers, so
+// under async the dispatcher's bound falls inside records: it dispatches
+// every record wholly below it, waits for the rest, and never takes the cut
+// for corruption.
+func TestDispatchBoundInsideARecord(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), iopath.Direct, flush.Async)
+	cfg.CommitLog.SegmentSize = 4 << 20
+	cfg.CommitLog.Flush.Interval = time.Hour // no flush, no background tail commit:
+	cfg.CommitLog.Flush.ThoroughInterval = time.Hour
+	cfg.CommitLog.IO.CommitInterval = time.Hour // only full buffers reach the device
+	s := openStore(t, cfg)
+	defer mustClose(t, s)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var last PutResult
+	for i := 0; i < 200; i++ { // ~600 KiB of 3,000-byte records: two full 256 KiB buffers
+		last = mustPut(t, s, newMsg(rng, "T", 0, i, 3000, ""))
+	}
+	committed := s.CommitLog().CommittedOffset()
+	if committed <= 0 || committed >= last.WroteOffset {
+		t.Fatalf("committed offset %d: the test needs it inside the log (end %d)", committed, last.WroteOffset+last.WroteBytes)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var served int64
+	for {
+		served = s.GetMaxOffsetInQueue("T", 0)
+		if s.DispatchedOffset() > 0 && s.DispatchedOffset() <= committed && committed-s.DispatchedOffset() < 3500 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dispatched to %d, committed %d", s.DispatchedOffset(), committed)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := s.Stats().DispatchErrors; n != 0 {
+		t.Fatalf("%d dispatch errors: a bound inside a record was taken for corruption", n)
+	}
+	if served == 0 || served >= 200 {
+		t.Fatalf("%d messages served before the flush, want the committed ones only", served)
+	}
+	if _, err := s.CommitLog().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitDispatched(t, s)
+	if got := s.GetMaxOffsetInQueue("T", 0); got != 200 {
+		t.Fatalf("%d messages served after the flush, want 200", got)
+	}
+}

@@ -111,6 +111,11 @@ func (c *Collector) Tick(now time.Time) Interval {
 	if !c.started {
 		c.Start(now, now)
 	}
+	// A ticker's time is when it fired, which can precede a tick handled
+	// just before it (the end of warm-up): intervals never run backwards.
+	if now.Before(c.intervalFrom) {
+		now = c.intervalFrom
+	}
 	c.mu.Lock()
 	recs := append([]*recorderCore(nil), c.recorders...)
 	c.mu.Unlock()

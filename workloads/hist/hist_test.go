@@ -3,6 +3,7 @@ package hist
 import (
 	"bufio"
 	"bytes"
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"math"
 	"os"
 	"path/filepath"
@@ -355,5 +356,46 @@ func TestExplicitPhases(t *testing.T) {
 		if iv.Start.Before(measureFrom.Add(-time.Millisecond)) {
 			t.Fatalf(".hlog line starts %v, before measuring %v", iv.Start, measureFrom)
 		}
+	}
+}
+
+// A tick whose time precedes the previous one (a ticker's value queued
+// behind the end of warm-up) closes an empty interval instead of one that
+// runs backwards, so every interval reaches the .hlog and the log sums to
+// the measured totals.
+func TestTickNeverRunsBackwards(t *testing.T) {
+	c := NewCollector(DefaultConfig())
+	var log bytes.Buffer
+	c.SetLog(&log)
+	t0 := time.Unix(1_800_000_000, 0)
+	c.Start(t0, t0.Add(100*time.Millisecond))
+	r := c.NewRecorder()
+	r.Record("service", time.Microsecond) // warm-up: not measured
+	c.EndWarmup(t0.Add(105 * time.Millisecond))
+	r.Record("service", 2*time.Microsecond)
+	iv := c.Tick(t0.Add(100 * time.Millisecond)) // queued before the warm-up ended
+	if iv.End.Before(iv.Start) {
+		t.Fatalf("interval runs backwards: %v → %v", iv.Start, iv.End)
+	}
+	r.Record("service", 3*time.Microsecond)
+	c.Tick(t0.Add(200 * time.Millisecond))
+	if strings.Contains(log.String(), ",-") {
+		t.Fatalf("negative interval length in the .hlog:\n%s", log.String())
+	}
+	sum := c.Summary().Metrics["service"].Count
+	lr := hdr.NewHistogramLogReader(&log)
+	var logged int64
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		logged += h.TotalCount()
+	}
+	if logged != sum || sum != 2 {
+		t.Fatalf(".hlog holds %d samples, summary %d, want 2 measured", logged, sum)
 	}
 }
