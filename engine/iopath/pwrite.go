@@ -14,8 +14,13 @@ func init() { Register(Pwrite, openPwrite) }
 // Locking: Append takes only life (shared); Flush holds flushMu and life
 // (shared) across fdatasync, capturing WrotePos before it, so an Append
 // overlapping a Flush never waits for it.
+//
+// The uncached path is this appender with writeAt = vfs.WriteAtUncached
+// (pwritev2 with RWF_DONTCACHE); see uncached.go.
 type pwriteAppender struct {
 	segmentBase
+	// writeAt writes one Append; nil is a plain pwrite.
+	writeAt func(f vfs.File, p []byte, off int64) (int, error)
 }
 
 func openPwrite(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appender, error) {
@@ -61,7 +66,12 @@ func (a *pwriteAppender) Append(p []byte) (int64, error) {
 	if len(p) == 0 {
 		return w, nil
 	}
-	_, err := a.file.WriteAt(p, w)
+	var err error
+	if a.writeAt != nil {
+		_, err = a.writeAt(a.file, p, w)
+	} else {
+		_, err = a.file.WriteAt(p, w)
+	}
 	a.countWrite(len(p))
 	if err != nil {
 		return w, a.fail(err)

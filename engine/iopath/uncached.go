@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
@@ -26,12 +25,8 @@ func init() { Register(Uncached, openUncached) }
 // Knobs are applied as on the pwrite path: Warm is posix_fadvise(WILLNEED)
 // of [wrotePos, size), Mlock is a no-op, Advice is posix_fadvise.
 //
-// Locking: as pwriteAppender (Append takes only life shared; Flush holds
-// flushMu and life shared across fdatasync).
-type uncachedAppender struct {
-	segmentBase
-}
-
+// The appender is pwriteAppender with its write swapped: locking, Flush,
+// reads and Close are pwrite's.
 func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appender, error) {
 	if err := validateConfig(&cfg); err != nil {
 		return nil, err
@@ -52,7 +47,7 @@ func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (App
 		}
 		return nil, fmt.Errorf("iopath: %s: probe RWF_DONTCACHE on %s: %w", Uncached, path, err)
 	}
-	a := &uncachedAppender{}
+	a := &pwriteAppender{writeAt: vfs.WriteAtUncached}
 	a.init(Uncached, path, f, size, wrotePos)
 	if err := a.applyKnobs(cfg, wrotePos); err != nil {
 		a.Close()
@@ -72,95 +67,4 @@ func probeUncached(f vfs.File, wrotePos int64) error {
 	}
 	_, err := vfs.WriteAtUncached(f, b[:], off)
 	return err
-}
-
-func (a *uncachedAppender) applyKnobs(cfg Config, wrotePos int64) error {
-	if cfg.Warm && wrotePos < a.size {
-		if err := fadvise(a.file.Fd(), wrotePos, a.size-wrotePos, AdviceWillNeed); err != nil {
-			return err
-		}
-	}
-	return fadvise(a.file.Fd(), 0, 0, cfg.Advice)
-}
-
-func (a *uncachedAppender) Append(p []byte) (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	if a.closed {
-		return a.wrote.Load(), ErrClosed
-	}
-	w := a.wrote.Load()
-	if err := a.sticky.get(); err != nil {
-		return w, err
-	}
-	if int64(len(p)) > a.size-w {
-		return w, ErrFull
-	}
-	if len(p) == 0 {
-		return w, nil
-	}
-	_, err := vfs.WriteAtUncached(a.file, p, w)
-	a.countWrite(len(p))
-	if err != nil {
-		return w, a.fail(err)
-	}
-	w += int64(len(p))
-	a.wrote.Store(w)
-	a.countAppend(len(p))
-	return w, nil
-}
-
-func (a *uncachedAppender) Flush() (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	if a.closed {
-		return a.flushed.Load(), ErrClosed
-	}
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	f := a.flushed.Load()
-	if err := a.sticky.get(); err != nil {
-		return f, err
-	}
-	w := a.wrote.Load()
-	if w == f {
-		return f, nil
-	}
-	t0 := time.Now()
-	err := a.file.Datasync()
-	a.countSync(time.Since(t0))
-	if err != nil {
-		return f, a.fail(err)
-	}
-	a.flushed.Store(w)
-	return w, nil
-}
-
-func (a *uncachedAppender) ReadAt(p []byte, off int64) (int, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	if a.closed {
-		return 0, ErrClosed
-	}
-	n, rerr := a.readSpan(p, off)
-	if n == 0 {
-		return 0, rerr
-	}
-	m, err := a.file.ReadAt(p[:n], off)
-	if err != nil {
-		return m, err
-	}
-	return n, rerr
-}
-
-// Close closes the file (written bytes are in the page cache until written
-// back, then dropped). It is idempotent.
-func (a *uncachedAppender) Close() error {
-	a.life.Lock()
-	defer a.life.Unlock()
-	if a.closed {
-		return nil
-	}
-	a.closed = true
-	return a.file.Close()
 }
