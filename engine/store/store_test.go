@@ -379,7 +379,13 @@ func TestDispatchBoundInsideARecord(t *testing.T) {
 	for i := 0; i < 200; i++ { // ~600 KiB of 3,000-byte records: two full 256 KiB buffers
 		last = mustPut(t, s, newMsg(rng, "T", 0, i, 3000, ""))
 	}
-	committed := s.CommitLog().CommittedOffset()
+	// The writer goroutine writes the full buffers in the background.
+	var committed int64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if committed = s.CommitLog().CommittedOffset(); committed >= 512<<10 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if committed <= 0 || committed >= last.WroteOffset {
 		t.Fatalf("committed offset %d: the test needs it inside the log (end %d)", committed, last.WroteOffset+last.WroteBytes)
 	}
