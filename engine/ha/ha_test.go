@@ -326,6 +326,9 @@ func TestSlaveResumesFromItsOffset(t *testing.T) {
 	scfg := storeConfig(t)
 	slave := openStore(t, scfg)
 	cli := NewClient(slave, fastClient(svc.Addr()))
+	// An empty slave that connects after the master rolled starts at the
+	// master's last segment (RocketMQ): link first, then write.
+	waitFor(t, "the slave to stream", func() bool { return svc.streaming() == 1 })
 	rng := rand.New(rand.NewPCG(5, 5))
 	var all []sent
 	for i := range 80 {
@@ -470,6 +473,7 @@ func TestSlaveTornTailRecoversAndResumes(t *testing.T) {
 	scfg := storeConfig(t)
 	slave := openStore(t, scfg)
 	cli := NewClient(slave, fastClient(svc.Addr()))
+	waitFor(t, "the slave to stream", func() bool { return svc.streaming() == 1 }) // as in TestSlaveResumesFromItsOffset
 	rng := rand.New(rand.NewPCG(8, 8))
 	var all []sent
 	for i := range 50 {
