@@ -2,7 +2,6 @@ package flush
 
 import (
 	"context"
-	"fmt"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -17,16 +16,15 @@ import (
 // nobody commits (WAIT=false) are flushed too; Commit only records its
 // position as well.
 type asyncPolicy struct {
-	f        Flusher
-	cfg      Config
-	wrote    atomic.Int64 // highest position committed (f.WrittenPos() is the other source)
-	flushed  atomic.Int64
-	err      stickyErr
-	closed   atomic.Bool
-	stop     chan struct{}
-	done     chan struct{}
-	closeErr error
-	once     sync.Once
+	f          Flusher
+	cfg        Config
+	wrote      atomic.Int64 // highest position committed (f.WrittenPos() is the other source)
+	flushState              // flushed position, sticky error
+	closed     atomic.Bool
+	stop       chan struct{}
+	done       chan struct{}
+	closeErr   error
+	once       sync.Once
 	counters
 }
 
@@ -81,24 +79,7 @@ func (p *asyncPolicy) loop() {
 	}
 }
 
-func (p *asyncPolicy) flush() error {
-	if err := p.err.get(); err != nil {
-		return err
-	}
-	start := time.Now()
-	pos, err := p.f.Flush()
-	d := time.Since(start)
-	p.recordFlush(d, 0)
-	if err != nil {
-		err = p.err.set(fmt.Errorf("flush: async flush: %w", err))
-	} else {
-		maxPos(&p.flushed, pos)
-	}
-	if p.cfg.OnFlush != nil {
-		p.cfg.OnFlush(Event{Start: start, Duration: d, FlushedPos: p.flushed.Load(), Err: err})
-	}
-	return err
-}
+func (p *asyncPolicy) flush() error { return p.run(p.f, &p.cfg, &p.counters, "async", 0) }
 
 func (p *asyncPolicy) FlushedPos() int64 { return p.flushed.Load() }
 func (p *asyncPolicy) Stats() Stats      { return p.snapshot() }

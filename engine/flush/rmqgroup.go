@@ -2,10 +2,8 @@ package flush
 
 import (
 	"context"
-	"fmt"
 	"runtime/pprof"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -34,14 +32,13 @@ type rmqGroupPolicy struct {
 		write  []*rmqWaiter // guarded by mu
 		closed bool         // guarded by mu: no request is queued after Close began
 	}
-	read    []*rmqWaiter // owned by the flusher goroutine
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	flushed atomic.Int64
-	err     stickyErr
-	once    sync.Once
-	cerr    error
+	read       []*rmqWaiter // owned by the flusher goroutine
+	kick       chan struct{}
+	stop       chan struct{}
+	done       chan struct{}
+	flushState // flushed position, sticky error
+	once       sync.Once
+	cerr       error
 	counters
 }
 
@@ -173,22 +170,7 @@ func (p *rmqGroupPolicy) serve() {
 
 // flush runs one flush serving waiters requests and records it.
 func (p *rmqGroupPolicy) flush(waiters int) error {
-	if err := p.err.get(); err != nil {
-		return err
-	}
-	start := time.Now()
-	pos, err := p.f.Flush()
-	d := time.Since(start)
-	p.recordFlush(d, waiters)
-	if err != nil {
-		err = p.err.set(fmt.Errorf("flush: group flush: %w", err))
-	} else {
-		maxPos(&p.flushed, pos)
-	}
-	if p.cfg.OnFlush != nil {
-		p.cfg.OnFlush(Event{Start: start, Duration: d, Waiters: waiters, FlushedPos: p.flushed.Load(), Err: err})
-	}
-	return err
+	return p.run(p.f, &p.cfg, &p.counters, "group", waiters)
 }
 
 func (p *rmqGroupPolicy) FlushedPos() int64 { return p.flushed.Load() }

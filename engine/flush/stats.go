@@ -1,6 +1,7 @@
 package flush
 
 import (
+	"fmt"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -92,4 +93,35 @@ func maxPos(a *atomic.Int64, v int64) {
 			return
 		}
 	}
+}
+
+// flushState is what a flushing policy keeps: the flushed position and the
+// sticky error. sync, async and rmqgroup flush through run; group runs its
+// own loop around the same pieces.
+type flushState struct {
+	flushed atomic.Int64
+	err     stickyErr
+}
+
+// run performs one flush for a policy named what, serving waiters commits:
+// it returns the sticky error without flushing, else calls f.Flush, records
+// the counters, advances the flushed position (or makes the error sticky)
+// and reports the Event to cfg.OnFlush.
+func (s *flushState) run(f Flusher, cfg *Config, c *counters, what string, waiters int) error {
+	if err := s.err.get(); err != nil {
+		return err
+	}
+	start := time.Now()
+	pos, err := f.Flush()
+	d := time.Since(start)
+	c.recordFlush(d, waiters)
+	if err != nil {
+		err = s.err.set(fmt.Errorf("flush: %s flush: %w", what, err))
+	} else {
+		maxPos(&s.flushed, pos)
+	}
+	if cfg.OnFlush != nil {
+		cfg.OnFlush(Event{Start: start, Duration: d, Waiters: waiters, FlushedPos: s.flushed.Load(), Err: err})
+	}
+	return err
 }

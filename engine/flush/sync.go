@@ -2,10 +2,8 @@ package flush
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // syncPolicy flushes inside every Commit: one flush per acknowledged append,
@@ -17,15 +15,14 @@ import (
 // A ticker flushes, every TickInterval and under the same mu, whatever was
 // appended without a Commit (WAIT=false).
 type syncPolicy struct {
-	f       Flusher
-	cfg     Config
-	mu      sync.Mutex // serializes Flush calls
-	flushed atomic.Int64
-	closed  atomic.Bool
-	err     stickyErr
-	tick    *ticker
-	once    sync.Once
-	cerr    error
+	f          Flusher
+	cfg        Config
+	mu         sync.Mutex // serializes Flush calls
+	flushState            // flushed position, sticky error
+	closed     atomic.Bool
+	tick       *ticker
+	once       sync.Once
+	cerr       error
 	counters
 }
 
@@ -67,22 +64,7 @@ func (p *syncPolicy) onTick() {
 
 // REQUIRES: p.mu held.
 func (p *syncPolicy) flushLocked(waiters int) error {
-	if err := p.err.get(); err != nil {
-		return err
-	}
-	start := time.Now()
-	pos, err := p.f.Flush()
-	d := time.Since(start)
-	p.recordFlush(d, waiters)
-	if err != nil {
-		err = p.err.set(fmt.Errorf("flush: sync flush: %w", err))
-	} else {
-		maxPos(&p.flushed, pos)
-	}
-	if p.cfg.OnFlush != nil {
-		p.cfg.OnFlush(Event{Start: start, Duration: d, Waiters: waiters, FlushedPos: p.flushed.Load(), Err: err})
-	}
-	return err
+	return p.run(p.f, &p.cfg, &p.counters, "sync", waiters)
 }
 
 func (p *syncPolicy) FlushedPos() int64 { return p.flushed.Load() }
