@@ -602,7 +602,6 @@ func TestDirectReadBoundaries(t *testing.T) {
 	cache := newCache(t, 256<<10)
 	path := segPath(t)
 	a := openDirectOrSkip(t, gateFS{vfs.Default, g}, path, size, 0, cache)
-	a.stopCommit() // the states below are set by the test alone, not by background tail writes
 	defer a.Close()
 	defer g.release()
 	src := randomBytes(30, size)
@@ -652,7 +651,6 @@ func TestDirectReadBoundaries(t *testing.T) {
 	}
 	w := int64(5*span + 10000)
 	b := openDirectOrSkip(t, vfs.Default, path, size, w, cache)
-	b.stopCommit()
 	defer b.Close()
 	readAll(b, "reopened", alignDown(w, b.align), b.memLow.Load())
 	appendAll(t, b, src[w:w+span], 3, 7000)

@@ -97,13 +97,17 @@ func (a *directAppender) readCached(q []byte, off int64, buf []byte) error {
 		if ok {
 			a.cacheHits.Add(1)
 		} else {
+			// Whether the block is final is decided before reading it: a
+			// block read while partly still in a buffer, and retired by the
+			// writer before the check below, must not be cached as it was.
+			low := a.memLow.Load()
 			n := min(bs, a.size-start)
 			if _, err := a.file.ReadAt(buf[:n], start); err != nil {
 				return fmt.Errorf("iopath: direct %s: read: %w", a.path, err)
 			}
 			a.countDeviceRead(int(n))
 			data = buf[:n]
-			if n == bs && start+bs <= a.memLow.Load() {
+			if n == bs && start+bs <= low {
 				a.cache.Set(a.id, blk, data)
 			}
 		}
