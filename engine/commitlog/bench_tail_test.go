@@ -140,19 +140,7 @@ func BenchmarkAppendTail(b *testing.B) {
 }
 
 func benchTail(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
-	cfg := DefaultConfig(b.TempDir())
-	cfg.Path = path
-	cfg.Flush = flush.DefaultConfig(pol)
-	cfg.SegmentSize = *benchSeg
-	cfg.IO = benchIO(b, path, cfg.SegmentSize)
-	l, err := Open(cfg)
-	if err != nil {
-		if isUnsupported(err) {
-			b.Skipf("path %s unsupported here: %v", path, err)
-		}
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
+	l := openBenchLog(b, path, pol, nil)
 	body := benchBody(size)
 	var qoff atomic.Int64
 	b.SetBytes(int64(size))

@@ -211,22 +211,8 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 func benchAppend(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
-	cfg := DefaultConfig(b.TempDir())
-	cfg.Path = path
 	var meter flushMeter
-	cfg.Flush = flush.DefaultConfig(pol)
-	cfg.Flush.CoalesceWait = *benchCoalesce
-	cfg.Flush.OnFlush = meter.onFlush
-	cfg.SegmentSize = *benchSeg
-	cfg.IO = benchIO(b, path, cfg.SegmentSize)
-	l, err := Open(cfg)
-	if err != nil {
-		if isUnsupported(err) {
-			b.Skipf("path %s unsupported here: %v", path, err)
-		}
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
+	l := openBenchLog(b, path, pol, meter.onFlush)
 	body := benchBody(size)
 	var qoff atomic.Int64
 	b.SetBytes(int64(size))
@@ -320,4 +306,27 @@ func trimNL(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// openBenchLog opens a commit log for a benchmark: path and policy, the
+// -bench.seg segment size and -bench.coalesce window, the paths' benchmark
+// I/O config and onFlush (may be nil); it skips where the path is
+// unsupported and closes the log at cleanup.
+func openBenchLog(b *testing.B, path iopath.Kind, pol flush.Kind, onFlush func(flush.Event)) *Log {
+	cfg := DefaultConfig(b.TempDir())
+	cfg.Path = path
+	cfg.Flush = flush.DefaultConfig(pol)
+	cfg.Flush.CoalesceWait = *benchCoalesce
+	cfg.Flush.OnFlush = onFlush
+	cfg.SegmentSize = *benchSeg
+	cfg.IO = benchIO(b, path, cfg.SegmentSize)
+	l, err := Open(cfg)
+	if err != nil {
+		if isUnsupported(err) {
+			b.Skipf("path %s unsupported here: %v", path, err)
+		}
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	return l
 }
