@@ -46,6 +46,12 @@ func (b *Broker) registerProcessors() {
 	b.handle(remoting.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
 	b.handle(remoting.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
 	b.handle(remoting.ReqEndTransaction, b.endTransaction, nil)
+
+	// Feature processors, each registered from its own file.
+	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config
+	b.registerTimer() // timer.go: lite pull and timer messages
+	b.registerTxn()   // txn.go: transactions
+	b.registerReply() // reply.go: request-reply and client config checks
 }
 
 // handle registers fn for code behind the readiness gate: before the store
@@ -58,6 +64,9 @@ func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
 			if code == remoting.ReqPullMessage {
 				echoPullOffset(resp, req)
 			}
+			return resp, nil
+		}
+		if resp := b.authorize(code, conn, req); resp != nil {
 			return resp, nil
 		}
 		return fn(ctx, conn, req)

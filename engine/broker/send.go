@@ -59,6 +59,12 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	props = record.AppendProperty(props, record.PropertyCluster, b.cfg.ClusterName)
 	m.Properties = string(props)
 	b.applyDelay(m)
+	if resp := b.applyTimer(m); resp != nil {
+		return resp
+	}
+	if resp := b.applyTransaction(m); resp != nil {
+		return resp
+	}
 
 	res, err := b.store.Put(ctx, m)
 	resp = putResponse(res, err)
