@@ -23,6 +23,10 @@ type Command struct {
 	// the decoder and informational only: a Conn writes with its own configured type.
 	SerializeType SerializeType
 
+	// Timings are this request's stage instants while its server has an
+	// Observer (see Timings); zero otherwise.
+	Timings Timings
+
 	token *inflightToken // set on requests dispatched by a Conn; released by the reply
 
 	// headerErr is set by the JSON decoder when the header is a JSON object

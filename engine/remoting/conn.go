@@ -23,6 +23,7 @@ type connOptions struct {
 	serializeType SerializeType
 	logger        *slog.Logger
 	badInput      *badInputLog // counts and rate-limits logs of bad input
+	observers     []Observer   // told about each answered request; non-empty = take Timings
 }
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
@@ -188,7 +189,7 @@ func (c *Conn) readLoop() {
 		if c.opts.idleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.opts.idleTimeout))
 		}
-		cmd, err := ReadFrame(br, c.opts.maxFrameBytes)
+		cmd, err := readFrame(br, c.opts.maxFrameBytes, c.timed())
 		if err != nil {
 			c.readFailed(err)
 			return
@@ -382,7 +383,7 @@ func (c *Conn) Reply(req, resp *Command) error {
 	if !req.IsOneway() {
 		resp.Opaque = req.Opaque
 		resp.Flag |= FlagResponse
-		err = c.write(resp)
+		err = c.writeObserved(resp, req)
 	}
 	c.release(req)
 	return err
@@ -430,13 +431,16 @@ func (c *Conn) reject(req *Command, code int32, remark string) {
 	}
 	resp := NewResponse(code, remark)
 	resp.Opaque = req.Opaque
-	if err := c.write(resp); err != nil {
+	if err := c.writeObserved(resp, req); err != nil {
 		c.log.Debug("remoting: writing rejection failed", "err", err)
 	}
 }
 
 // runProcessor runs p on req and writes its answer.
 func (c *Conn) runProcessor(p Processor, req *Command) {
+	if req.Timings.FrameStart != 0 {
+		req.Timings.Dequeued = Nanotime()
+	}
 	resp, err := c.callProcessor(p, req)
 	switch {
 	case errors.Is(err, ErrReplyLater):

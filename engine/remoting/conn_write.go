@@ -25,8 +25,9 @@ var frameBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); retur
 
 // outFrame is one encoded frame waiting for the writer.
 type outFrame struct {
-	head *[]byte // pooled: header (and an inline body)
-	body []byte  // a large body, written uncopied; nil when inline
+	head *[]byte     // pooled: header (and an inline body)
+	body []byte      // a large body, written uncopied; nil when inline
+	obs  Observation // a reply's request, for the observers; Timings zero = not observed
 }
 
 func (f outFrame) size() int64 { return int64(len(*f.head) + len(f.body)) }
@@ -47,7 +48,12 @@ type writeQueue struct {
 // means the frame was not queued (the connection is closed, or this peer is
 // a slow consumer and is now disconnected); a failed socket write later
 // closes the connection, failing its pending calls.
-func (c *Conn) write(cmd *Command) error {
+func (c *Conn) write(cmd *Command) error { return c.writeObserved(cmd, nil) }
+
+// writeObserved is write for the reply to req (nil: not a reply): with
+// Timings on, it stamps req's Replied and the writer tells the observers
+// once the frame is written.
+func (c *Conn) writeObserved(cmd, req *Command) error {
 	bp := frameBufPool.Get().(*[]byte)
 	buf, err := appendFrameHead((*bp)[:0], cmd, c.opts.serializeType)
 	if err != nil {
@@ -55,6 +61,10 @@ func (c *Conn) write(cmd *Command) error {
 		return err
 	}
 	f := outFrame{head: bp}
+	if req != nil && req.Timings.FrameStart != 0 {
+		req.Timings.Replied = Nanotime()
+		f.obs = Observation{Code: req.Code, RespCode: cmd.Code, Timings: req.Timings}
+	}
 	if len(cmd.Body) <= inlineBodyBytes {
 		buf = append(buf, cmd.Body...)
 	} else {
@@ -123,6 +133,9 @@ func (c *Conn) writeLoop() {
 				_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
 			}
 			_, err := bufs.WriteTo(c.nc)
+			if err == nil && c.timed() {
+				c.observeWritten(batch)
+			}
 			for i := range batch {
 				if cap(*batch[i].head) <= 64<<10 {
 					frameBufPool.Put(batch[i].head)

@@ -132,9 +132,19 @@ func DecodeFrame(buf []byte, maxFrameBytes int) (*Command, int, error) {
 // ReadFrame reads and decodes one frame from r. The length is checked before
 // the frame buffer is allocated. io.EOF means r ended cleanly between frames.
 func ReadFrame(r io.Reader, maxFrameBytes int) (*Command, error) {
+	return readFrame(r, maxFrameBytes, false)
+}
+
+// readFrame is ReadFrame; timed stamps the command's FrameStart, FrameRead
+// and Decoded Timings.
+func readFrame(r io.Reader, maxFrameBytes int, timed bool) (*Command, error) {
 	var lb [4]byte
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
 		return nil, err
+	}
+	var start, read int64
+	if timed {
+		start = Nanotime()
 	}
 	length := int32(binary.BigEndian.Uint32(lb[:]))
 	if err := checkFrameLength(length, maxFrameBytes); err != nil {
@@ -144,7 +154,14 @@ func ReadFrame(r io.Reader, maxFrameBytes int) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeFrameContent(content)
+	if timed {
+		read = Nanotime()
+	}
+	c, err := decodeFrameContent(content)
+	if err == nil && timed {
+		c.Timings = Timings{FrameStart: start, FrameRead: read, Decoded: Nanotime()}
+	}
+	return c, err
 }
 
 // frameReadChunk is how much of a frame's announced length is allocated
