@@ -28,6 +28,10 @@ type Result struct {
 	StoreTimestamp int64
 	// LockHeld is how long this append held the append lock.
 	LockHeld time.Duration
+	// LockAcquired is when the append took the append lock (the clock
+	// reading STORETIMESTAMP comes from): with LockHeld it places the
+	// append on a caller's clock for a per-stage latency breakdown.
+	LockAcquired time.Time
 }
 
 // MsgID is the record's offset message id (store host + physical offset,
@@ -189,6 +193,7 @@ func (l *Log) AppendNoWait(ctx context.Context, msgs []*record.Message, firstQue
 		r.PhysOffset += phys
 		r.StoreTimestamp = storeTS
 		r.LockHeld = time.Duration(held)
+		r.LockAcquired = now
 		if cerr != nil {
 			r.Status = StatusOf(cerr)
 		}

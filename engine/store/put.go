@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -64,6 +65,14 @@ type PutResult struct {
 	StoreTimestamp int64
 	// LockHeld is how long the append held the commit log's append lock.
 	LockHeld time.Duration
+	// LockWait is how long the put waited for its queue's stripe lock and
+	// the commit log's append lock; FlushWait how long it then waited for
+	// the flush policy (0 when it did not wait: async, WAIT=false, and sync,
+	// whose flush runs under the append lock and counts in LockHeld). With
+	// LockHeld they are the store's stages of a per-stage latency breakdown.
+	LockWait, FlushWait time.Duration
+	// lockReleased is when the append lock was released (FlushWait's start).
+	lockReleased time.Time
 }
 
 // MsgID is the offset message id (comma-joined for a batch). It is built
@@ -144,6 +153,7 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	// the queue lock, so producers of one queue share group commits.
 	one := [1]*record.Message{m}
 	var buf [1]commitlog.Result
+	t0 := time.Now()
 	var rs []commitlog.Result
 	var err error
 	if consumable(m.SysFlag) {
@@ -167,6 +177,7 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	res := PutResult{
 		Status: PutOK, WroteOffset: r.PhysOffset, WroteBytes: int64(r.Size), StoreHost: r.StoreHost, UniqKey: uniq,
 		QueueOffset: r.QueueOffset, MsgNum: 1, StoreTimestamp: r.StoreTimestamp, LockHeld: r.LockHeld,
+		LockWait: r.LockAcquired.Sub(t0), lockReleased: r.LockAcquired.Add(r.LockHeld),
 	}
 	s.st.puts.Add(1)
 	s.st.putMessages.Add(1)
@@ -209,6 +220,7 @@ func (s *Store) PutBatch(ctx context.Context, msgs []*record.Message) (PutResult
 	topic, id := msgs[0].Topic, msgs[0].QueueID
 	st := s.stripeFor(topic, id)
 	k := queueKey{topic, id}
+	t0 := time.Now()
 	st.mu.Lock()
 	off := st.next[k]
 	rs, err := s.log.AppendNoWait(ctx, batch, off, nil, wait)
@@ -223,6 +235,7 @@ func (s *Store) PutBatch(ctx context.Context, msgs []*record.Message) (PutResult
 	res := PutResult{
 		Status: PutOK, WroteOffset: rs[0].PhysOffset, UniqKey: uniq.String(), QueueOffset: rs[0].QueueOffset,
 		MsgNum: len(rs), StoreTimestamp: rs[0].StoreTimestamp, LockHeld: rs[0].LockHeld,
+		LockWait: rs[0].LockAcquired.Sub(t0), lockReleased: rs[0].LockAcquired.Add(rs[0].LockHeld),
 	}
 	ids := make([]byte, 0, len(rs)*33)
 	for i, r := range rs {
@@ -273,6 +286,10 @@ func (s *Store) finishPut(ctx context.Context, res PutResult, wait bool) (PutRes
 	}
 	end := res.WroteOffset + res.WroteBytes
 	err := s.log.Commit(ctx, end)
+	if k := s.cfg.CommitLog.Flush.Kind; k != flush.Async && k != flush.Sync {
+		// sync flushed under the append lock (in LockHeld); async does not wait
+		res.FlushWait = max(time.Since(res.lockReleased), 0)
+	}
 	s.wakeDispatcher() // the confirm offset moved (sync/group)
 	if err == nil {
 		return res, nil
