@@ -27,6 +27,23 @@ const decadesForLog = 20
 // ceiling" etc. (grey), others (NATS) coloured. Missing combinations are
 // left empty.
 func Bars(cells []result.Cell, metric string) (*Figure, error) {
+	return barsBy(cells, metric, "")
+}
+
+// BarsBy is Bars with the x groups formed by the name parameter groupKey
+// (e.g. fs) when it varies across the cells. A peer cell carrying that
+// parameter (fio on one file system) is drawn across its own group only,
+// with one legend entry per ceiling kind. The figure is named
+// "<groupKey>-<metric>".
+func BarsBy(cells []result.Cell, metric, groupKey string) (*Figure, error) {
+	f, err := barsBy(cells, metric, groupKey)
+	if err == nil {
+		f.Name = safeName(groupKey) + "-" + safeName(metric)
+	}
+	return f, err
+}
+
+func barsBy(cells []result.Cell, metric, byKey string) (*Figure, error) {
 	sel := parseSelector(metric)
 	type entry struct {
 		sm     result.Summary
@@ -70,6 +87,9 @@ func Bars(cells []result.Cell, metric string) (*Figure, error) {
 		if len(vals) > 1 {
 			varying = append(varying, k)
 		}
+	}
+	if i := slices.Index(varying, byKey); i > 0 {
+		varying = append([]string{byKey}, slices.Delete(slices.Clone(varying), i, i+1)...)
 	}
 	groupOf := func(e entry) string { return e.sm.Name }
 	seriesOf := func(e entry) string { return "" }
@@ -149,18 +169,34 @@ func Bars(cells []result.Cell, metric string) (*Figure, error) {
 	}
 	x0, x1 := -0.5, float64(len(groups))-0.5
 	fioN, peerN := 0, 0
+	// A fio ceiling of one x group (byKey set on it) spans that group only;
+	// ceilings of the same name in other groups share its style and legend.
+	fioStyle := map[string]int{}
 	for _, e := range peers {
 		y := e.st.Median / div
 		if e.sm.System == result.SystemFio {
-			l := refLine(x0, y, x1, y, ceilingColor2(fioN), ceilingDashes(fioN))
-			l.Width = vg.Points(1.3)
-			fioN++
-			p.Add(l)
-			what := "fio " + ceilingKind(e.sm.Params) + " ceiling "
-			if sel.isLatency() {
-				what = "fio " + ceilingKind(e.sm.Params) + " floor "
+			lx0, lx1 := x0, x1
+			label := nameWithout(e.sm.Name, "ceiling")
+			if g := slices.Index(groups, e.sm.Params[byKey]); byKey != "" && len(varying) > 0 && varying[0] == byKey && g >= 0 {
+				lx0, lx1 = float64(g)-0.45, float64(g)+0.45
+				label = nameWithout(e.sm.Name, "ceiling", byKey)
 			}
-			p.Legend.Add(what+nameWithout(e.sm.Name, "ceiling"), l)
+			n, seen := fioStyle[label]
+			if !seen {
+				n = fioN
+				fioStyle[label] = n
+				fioN++
+			}
+			l := refLine(lx0, y, lx1, y, ceilingColor2(n), ceilingDashes(n))
+			l.Width = vg.Points(1.3)
+			p.Add(l)
+			if !seen {
+				what := "fio " + ceilingKind(e.sm.Params) + " ceiling "
+				if sel.isLatency() {
+					what = "fio " + ceilingKind(e.sm.Params) + " floor "
+				}
+				p.Legend.Add(what+label, l)
+			}
 			continue
 		}
 		l := refLine(x0, y, x1, y, seriesColor(len(series)+peerN), ceilingDashes(peerN+1))

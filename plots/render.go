@@ -63,6 +63,7 @@ func absClean(p string) string {
 //	timeseries-p99, -rate, -dirty_mib cells with interval series (markers drawn on each)
 //	residency-<cell stem>             each cell with a residency matrix
 //	bars-msg_s, bars-p99              ≥2 configurations and none of the three sweeps
+//	fs-msg_s, fs-p99, fs-flush_mean_ns cells on ≥2 file systems (engine fs), fio per file system
 //
 // Repetitions are reduced to one representative cell (median p99) for the
 // per-cell figures and to medians for the sweeps; failed cells are left
@@ -141,6 +142,12 @@ func RunFigures(runDir string) ([]*Figure, error) {
 	if sweeps == 0 && countConfigs(cells) >= 2 {
 		for _, metric := range []string{"msg/s", "p99"} {
 			add("bars", func() (*Figure, error) { return Bars(cells, metric) })
+		}
+	}
+	// The file system as the x groups, each with its own fio ceilings.
+	if varies(cells, "fs") {
+		for _, metric := range []string{"msg/s", "p99", "flush_mean_ns"} {
+			add("filesystems", func() (*Figure, error) { return BarsBy(cells, metric, "fs") })
 		}
 	}
 
@@ -237,4 +244,25 @@ func countConfigs(cells []result.Cell) int {
 		}
 	}
 	return len(seen)
+}
+
+// varies reports whether brokerlab's cells take ≥2 values of a name
+// parameter.
+func varies(cells []result.Cell, key string) bool {
+	var first string
+	seen := false
+	for _, c := range cells {
+		if c.SystemOrDefault() != result.SystemBrokerlab {
+			continue
+		}
+		v, ok := c.Params[key]
+		if !ok {
+			continue
+		}
+		if seen && v != first {
+			return true
+		}
+		first, seen = v, true
+	}
+	return false
 }
