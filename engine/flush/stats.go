@@ -11,6 +11,11 @@ import (
 // counts flushes that served [2^(i-1)+1, 2^i] waiters (bucket 0: 0 or 1).
 const BatchBuckets = 16
 
+// LatencyBuckets is the number of log2 buckets in Stats.Latency: bucket i
+// counts flushes that took (2^(i-1), 2^i] µs (bucket 0: up to 1 µs; the last
+// bucket also holds every longer flush). LatencyUpper gives the bounds.
+const LatencyBuckets = 24
+
 // Stats are a policy's cumulative counters.
 type Stats struct {
 	Commits    uint64 // Commit calls
@@ -19,14 +24,19 @@ type Stats struct {
 	MaxFlush   time.Duration
 	Timeouts   uint64 // group: commits that got ErrTimeout
 	// BatchSizes is the distribution of waiters served per flush (group
-	// commit efficiency).
+	// commit efficiency); Waiters is their sum over all flushes.
 	BatchSizes [BatchBuckets]uint64
+	Waiters    uint64
+	// Latency is the distribution of Flush call durations.
+	Latency [LatencyBuckets]uint64
 }
 
 // counters is embedded by every policy.
 type counters struct {
 	commits, flushes, flushNanos, maxFlush, timeouts atomic.Uint64
 	batch                                            [BatchBuckets]atomic.Uint64
+	waiters                                          atomic.Uint64
+	latency                                          [LatencyBuckets]atomic.Uint64
 }
 
 func (c *counters) recordFlush(d time.Duration, waiters int) {
@@ -46,7 +56,23 @@ func (c *counters) recordFlush(d time.Duration, waiters int) {
 		b = BatchBuckets - 1
 	}
 	c.batch[b].Add(1)
+	c.waiters.Add(uint64(max(waiters, 0)))
+	c.latency[latencyBucket(d)].Add(1)
 }
+
+// latencyBucket is the Stats.Latency bucket of a flush that took d.
+func latencyBucket(d time.Duration) int {
+	us := uint64(max(d, 0)+time.Microsecond-1) / uint64(time.Microsecond) // rounded up
+	if us <= 1 {
+		return 0
+	}
+	return min(bits.Len64(us-1), LatencyBuckets-1)
+}
+
+// LatencyUpper returns the largest flush duration counted in Stats.Latency
+// bucket i (the last bucket has no bound; it returns that bucket's nominal
+// 2^(LatencyBuckets-1) µs).
+func LatencyUpper(i int) time.Duration { return time.Duration(1<<i) * time.Microsecond }
 
 func (c *counters) snapshot() Stats {
 	s := Stats{
@@ -58,6 +84,10 @@ func (c *counters) snapshot() Stats {
 	}
 	for i := range c.batch {
 		s.BatchSizes[i] = c.batch[i].Load()
+	}
+	s.Waiters = c.waiters.Load()
+	for i := range c.latency {
+		s.Latency[i] = c.latency[i].Load()
 	}
 	return s
 }
