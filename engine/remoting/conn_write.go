@@ -63,7 +63,7 @@ func (c *Conn) writeObserved(cmd, req *Command) error {
 	f := outFrame{head: bp}
 	if req != nil && req.Timings.FrameStart != 0 {
 		req.Timings.Replied = Nanotime()
-		f.obs = Observation{Code: req.Code, RespCode: cmd.Code, Timings: req.Timings}
+		f.obs = Observation{Code: req.Code, Opaque: req.Opaque, RespCode: cmd.Code, Timings: req.Timings}
 	}
 	if len(cmd.Body) <= inlineBodyBytes {
 		buf = append(buf, cmd.Body...)

@@ -57,6 +57,7 @@ func (t *Timings) Total() time.Duration {
 // Observation is one answered request as an Observer sees it.
 type Observation struct {
 	Code     int32 // the request's code
+	Opaque   int32 // the request's opaque (the client's request id)
 	RespCode int32 // the response's code
 	Timings  Timings
 }
