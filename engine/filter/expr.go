@@ -242,7 +242,7 @@ func (n *eqNode) eval(props Properties) (value, error) {
 	}
 	return boolValue(c == 0), nil
 }
-func (n *eqNode) boolean() bool  { return true }
+func (n *eqNode) boolean() bool { return true }
 func (n *eqNode) String() string {
 	if n.isNull {
 		return "(" + n.l.String() + " IS NULL)"

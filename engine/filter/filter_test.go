@@ -184,9 +184,9 @@ func TestSemantics(t *testing.T) {
 		{"a = 1 OR a = 2 AND b = 3", m("a=1"), "TRUE"},
 		{"(a = 1 OR a = 2) AND b = 3", m("a=1", "b=4"), "FALSE"},
 		{"NOT (a > 5) AND b = 'x'", m("a=4", "b=x"), "TRUE"},
-		{"NOT a = 'x'", m("a=x"), "ERR"}, // (NOT a) = 'x': FALSE compared with 'x'
+		{"NOT a = 'x'", m("a=x"), "ERR"},   // (NOT a) = 'x': FALSE compared with 'x'
 		{"a = 1 = TRUE", m("a=1"), "TRUE"}, // (a = 1) = TRUE
-		{"a = 1 = 'x'", m("a=1"), "ERR"},  // a Boolean compared with a string
+		{"a = 1 = 'x'", m("a=1"), "ERR"},   // a Boolean compared with a string
 		// Case-insensitive keywords, case-sensitive names.
 		{"A is null and a is not null", m("a=1"), "TRUE"},
 		{"a BeTwEeN 1 aNd 3", m("a=2"), "TRUE"},
@@ -203,7 +203,7 @@ func TestCompileErrors(t *testing.T) {
 	bad := []string{
 		"", "   ", "5", "'x'", "-a", "a +", "(a = 1", "a = 1)", "a = 1 b = 2",
 		"a and between 2 and 10", // Java's ParserTest invalidExpression
-		" a between 10 and 0",     // illegalBetween
+		" a between 10 and 0",    // illegalBetween
 		"a > 100000000000000000000000",
 		"a > 9223372036854775808",
 		"a > 1e400", "a > 0.0", "a > 1e-400",
@@ -253,7 +253,7 @@ func TestConcurrentEvaluate(t *testing.T) {
 		go func() {
 			ok := true
 			for i := range 1000 {
-				props := m("a=" + string(rune('0'+(i+g)%10)), "b=x")
+				props := m("a="+string(rune('0'+(i+g)%10)), "b=x")
 				ok = ok && e.Match(props) == ((i+g)%10 > 5)
 			}
 			done <- ok
