@@ -22,11 +22,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/brokerlab/brokerlab/experiments/loopfs"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/workloads/randvar"
@@ -223,6 +226,14 @@ type Engine struct {
 	// netdelay relay between slave and master (0: plain loopback).
 	Replication string   `yaml:"replication,omitempty" json:"replication,omitempty"`
 	RTT         Duration `yaml:"rtt,omitempty" json:"rtt,omitempty"`
+	// FS runs the cell's store on a file system made for the run: ext4,
+	// xfs or btrfs on a loop device over a sparse image under the store
+	// root (experiments/loopfs; needs root and the mkfs tool). "" keeps
+	// the store root's own file system. FSSize is the image size
+	// (default DefaultFSSize); fio ceilings of such cells run on the same
+	// mount.
+	FS     string `yaml:"fs,omitempty" json:"fs,omitempty"`
+	FSSize Size   `yaml:"fs_size,omitempty" json:"fs_size,omitempty"`
 }
 
 // Workload drives the engine.
@@ -573,6 +584,12 @@ func validateEngine(en Engine) error {
 	if en.RTT < 0 {
 		return bad("rtt", en.RTT, "a round trip >= 0 (used with replication async or sync)")
 	}
+	if en.FS != "" && !slices.Contains(loopfs.Types, en.FS) {
+		return bad("fs", en.FS, strings.Join(loopfs.Types, ", ")+" or empty (the store root's own)")
+	}
+	if en.FS != "" && en.FSSize != 0 && en.FSSize < 256<<20 {
+		return bad("fs_size", en.FSSize, "at least 256MiB")
+	}
 	return nil
 }
 
@@ -635,6 +652,8 @@ func (e *Experiment) set(param, v string) error {
 		e.Engine.Transport = v
 	case "replication":
 		e.Engine.Replication = v
+	case "fs":
+		e.Engine.FS = v
 	case "rtt":
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -678,7 +697,7 @@ func (e *Experiment) set(param, v string) error {
 		}
 		e.Workload.Batch = n
 	default:
-		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, replication, rtt, conc, rate, size, batch, tls)", ErrConfig, param)
+		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, replication, rtt, fs, conc, rate, size, batch, tls)", ErrConfig, param)
 	}
 	return nil
 }

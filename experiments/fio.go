@@ -36,6 +36,9 @@ type FioJob struct {
 	BS     int
 	Conc   int // iodepth (direct) or numjobs (buffered); 0 = 1
 	Every  int // writes per fdatasync for Sync "group"
+	// FS is the file system the job writes on (engine fs; "" = the store
+	// root's own).
+	FS string
 }
 
 // Ceiling names what the job measures: device, page-cache or
@@ -57,7 +60,11 @@ func (j FioJob) Name() string {
 	if j.Direct {
 		p = "direct"
 	}
-	return fmt.Sprintf("path=%s/flush=%s/size=%d/conc=%d/ceiling=%s", p, j.Sync, j.BS, max(j.Conc, 1), j.Ceiling())
+	name := fmt.Sprintf("path=%s/flush=%s/size=%d/conc=%d/ceiling=%s", p, j.Sync, j.BS, max(j.Conc, 1), j.Ceiling())
+	if j.FS != "" {
+		name += "/fs=" + j.FS
+	}
+	return name
 }
 
 // fioArgs are the job's fio arguments (without the runtime and output).

@@ -158,13 +158,14 @@ func fioPlan(cells []Cell) []FioJob {
 		}
 		pat := fioPattern(c.Exp.Engine.Flush)
 		conc := c.Exp.Workload.Producers
+		fs := c.Exp.Engine.FS
 		if bs%512 == 0 {
-			add(FioJob{Direct: true, Sync: pat, BS: bs, Conc: conc})
+			add(FioJob{Direct: true, Sync: pat, BS: bs, Conc: conc, FS: fs})
 		} else if pat != "none" {
-			add(FioJob{Sync: pat, BS: bs, Conc: conc})
+			add(FioJob{Sync: pat, BS: bs, Conc: conc, FS: fs})
 		}
 		if pat == "none" {
-			add(FioJob{Sync: "none", BS: bs, Conc: conc})
+			add(FioJob{Sync: "none", BS: bs, Conc: conc, FS: fs})
 		}
 	}
 	return out
@@ -179,6 +180,7 @@ func (j FioJob) planCell() Cell {
 	}
 	c.Exp.Engine.Flush = j.Sync
 	c.Exp.Engine.Transport = "inproc"
+	c.Exp.Engine.FS = j.FS
 	c.Exp.Workload = Workload{Mode: "closed", Producers: j.Conc, Size: "fixed:" + strconv.Itoa(j.BS), Batch: 1}
 	ps, _ := result.ParseName(j.Name())
 	for _, p := range ps {
@@ -195,7 +197,7 @@ func measuredBatch(j FioJob, cells []result.Cell, plan []Cell, rep int) int {
 	for _, pc := range plan {
 		e := pc.Exp
 		if pc.System != "" || e.Engine.Transport != "inproc" || fioPattern(e.Engine.Flush) != "group" ||
-			fixedSize(e.Workload.Size) != j.BS || e.Workload.Producers != j.Conc {
+			fixedSize(e.Workload.Size) != j.BS || e.Workload.Producers != j.Conc || e.Engine.FS != j.FS {
 			continue
 		}
 		for _, rc := range cells {
@@ -214,7 +216,7 @@ func measuredBatch(j FioJob, cells []result.Cell, plan []Cell, rep int) int {
 
 // runFioPeers runs the planned ceilings of one repetition after its
 // brokerlab cells (group jobs need the measured batch).
-func runFioPeers(ctx context.Context, storeRoot string, jobs []FioJob, plan []Cell, done []result.Cell, rep int,
+func runFioPeers(ctx context.Context, fss *fileSystems, storeRoot string, jobs []FioJob, plan []Cell, done []result.Cell, rep int,
 	runtime time.Duration, fileSize int64, pr *progress) []result.Cell {
 	if len(jobs) == 0 {
 		return nil
@@ -223,16 +225,18 @@ func runFioPeers(ctx context.Context, storeRoot string, jobs []FioJob, plan []Ce
 		pr.printf("brokerlab: %v\n", err)
 		return nil
 	}
-	dir, err := os.MkdirTemp(storeRoot, "brokerlab-fio-")
-	if err != nil {
-		pr.printf("brokerlab: fio: %v\n", err)
-		return nil
-	}
-	defer os.RemoveAll(dir)
 	var out []result.Cell
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			return out
+		}
+		root, err := fss.root(j.FS, storeRoot)
+		if err != nil {
+			c := FioCell(j)
+			c.Rep = rep
+			c.Error = err.Error()
+			out = append(out, c)
+			continue
 		}
 		if j.Sync == "group" {
 			j.Every = measuredBatch(j, done, plan, rep)
@@ -244,7 +248,7 @@ func runFioPeers(ctx context.Context, storeRoot string, jobs []FioJob, plan []Ce
 				continue
 			}
 		}
-		c, err := RunFio(ctx, filepath.Clean(dir), j, runtime, fileSize)
+		c, err := runFioIn(ctx, root, j, runtime, fileSize)
 		if err != nil {
 			c.Error = err.Error()
 		}
@@ -262,4 +266,16 @@ func ratioLines(rs []Ratio) string {
 		fmt.Fprintln(&b, r.String())
 	}
 	return b.String()
+}
+
+// runFioIn runs one ceiling job in a fresh directory under root (the
+// store root, or the mount of the job's file system).
+func runFioIn(ctx context.Context, root string, j FioJob, runtime time.Duration, fileSize int64) (result.Cell, error) {
+	dir, err := os.MkdirTemp(root, "brokerlab-fio-")
+	if err != nil {
+		c := FioCell(j)
+		return c, err
+	}
+	defer os.RemoveAll(dir)
+	return RunFio(ctx, filepath.Clean(dir), j, runtime, fileSize)
 }

@@ -170,6 +170,8 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		man.SourceDiff = SourceDiffFile
 		man.Warnings = append(man.Warnings, "made from a modified source tree (--allow-dirty): see "+SourceDiffFile)
 	}
+	fss := mountFileSystems(ctx, cells, storeRoot, &man)
+	defer fss.Close()
 	if err := result.WriteManifest(runDir, man); err != nil {
 		return out, err
 	}
@@ -197,7 +199,13 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 				break
 			}
 			settleHost(ctx, exp.Settle.D())
-			c, err := runCell(ctx, &cells[i], rep, runDir, storeRoot, opt, pr, host)
+			root, err := fss.root(cells[i].Exp.Engine.FS, storeRoot)
+			var c result.Cell
+			if err == nil {
+				c, err = runCell(ctx, &cells[i], rep, runDir, root, opt, pr, host)
+			} else {
+				c = skippedCell(&cells[i], rep)
+			}
 			c.Order = pos
 			if err != nil {
 				c.Error = err.Error()
@@ -211,7 +219,7 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		}
 		if status == result.StatusOK && len(fioJobs) > 0 && ctx.Err() == nil {
 			settleHost(ctx, exp.Settle.D())
-			for _, c := range runFioPeers(ctx, storeRoot, fioJobs, cells, out.Cells, rep, peerD, fioFileSize, pr) {
+			for _, c := range runFioPeers(ctx, fss, storeRoot, fioJobs, cells, out.Cells, rep, peerD, fioFileSize, pr) {
 				c.Order = len(cells)
 				out.Cells = append(out.Cells, c)
 			}
@@ -349,8 +357,9 @@ func (r *cellRun) mark(t time.Time, kind, label string) {
 	r.mu.Unlock()
 }
 
-func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string, opt Options, pr *progress, host hostProbe) (result.Cell, error) {
-	exp := cell.Exp
+// skippedCell is a cell's result before (or instead of) its measurement:
+// name, system, repetition and parameters.
+func skippedCell(cell *Cell, rep int) result.Cell {
 	rc := result.Cell{Name: cell.Name, System: result.SystemBrokerlab, Rep: rep, Params: map[string]string{}}
 	if cell.System != "" {
 		rc.System = cell.System
@@ -358,6 +367,12 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	for _, p := range cell.Params {
 		rc.Params[p.Key] = p.Value
 	}
+	return rc
+}
+
+func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string, opt Options, pr *progress, host hostProbe) (result.Cell, error) {
+	exp := cell.Exp
+	rc := skippedCell(cell, rep)
 	storeDir, err := os.MkdirTemp(storeRoot, "brokerlab-store-")
 	if err != nil {
 		return rc, err
