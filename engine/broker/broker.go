@@ -44,6 +44,7 @@ type Broker struct {
 	holds     *holdTable
 	sendQ     *sendQueue
 	sched     *scheduler
+	hooks     hookSet // send/consume hooks, stage recorder (hooks.go); set before Start
 	locks     *lockTable
 	ha        haState // replication (ha.go)
 

@@ -139,6 +139,7 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 			return nil, &heldPull{req: req, key: queueKey{p.topic, p.queueID}, offset: p.offset, deadline: time.Now().Add(wait)}
 		}
 	}
+	b.consumeDone(conn, &p, resp, res.NextBeginOffset)
 	return resp, nil
 }
 

@@ -21,7 +21,8 @@ const (
 )
 
 // sendMessage handles SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310).
-func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+// sc (nil without send hooks) collects what the send hooks see.
+func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command, sc *SendContext) *remoting.Command {
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
@@ -29,6 +30,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	if err != nil {
 		return conn.BadRequest(req, err)
 	}
+	b.sendBegin(sc, &h)
 	m := &record.Message{
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
 		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
@@ -67,6 +69,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	}
 
 	res, err := b.store.Put(ctx, m)
+	b.sendStored(sc, req, queueID, 1, res)
 	resp = putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
 		ext := resp.Ext()
@@ -82,7 +85,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 
 // sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body
 // a concatenation of batch items.
-func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command, sc *SendContext) *remoting.Command {
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
@@ -90,6 +93,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	if err != nil {
 		return conn.BadRequest(req, err)
 	}
+	b.sendBegin(sc, &h)
 	if isRetryTopic(h.Topic) {
 		return responsef(remoting.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)
 	}
@@ -121,6 +125,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 		m.QueueID = queueID
 	}
 	res, err := b.store.PutBatch(ctx, msgs)
+	b.sendStored(sc, req, queueID, len(msgs), res)
 	resp = putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
 		var ids strings.Builder

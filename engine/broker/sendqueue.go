@@ -132,6 +132,7 @@ func (b *Broker) sendWorker() {
 		if !ok {
 			return
 		}
+		stampDequeued(t.req)
 		var resp *remoting.Command
 		if waited := time.Since(t.enqueued); waited >= b.cfg.SendQueueMaxWait {
 			resp = responsef(remoting.RespSystemBusy, remarkTimeoutClean, waited.Milliseconds(), 0)
@@ -175,11 +176,17 @@ func (b *Broker) fastFailureLoop() {
 func (b *Broker) processSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	switch req.Code {
 	case remoting.ReqSendBatchMessage:
-		return b.sendBatch(ctx, conn, req)
+		sc := b.sendContext(conn, req)
+		resp := b.sendBatch(ctx, conn, req, sc)
+		b.sendEnd(sc, resp)
+		return resp
 	case remoting.ReqConsumerSendMsgBack:
 		return b.consumerSendMsgBack(ctx, conn, req)
 	default:
-		return b.sendMessage(ctx, conn, req)
+		sc := b.sendContext(conn, req)
+		resp := b.sendMessage(ctx, conn, req, sc)
+		b.sendEnd(sc, resp)
+		return resp
 	}
 }
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -133,6 +134,9 @@ type PutResult struct {
 	// End is the commit-log offset one past the last stored record (what a
 	// SYNC_MASTER waits for its slave to reach); 0 when unknown.
 	End int64
+	// LockWait, LockHeld and FlushWait are the put's store stages (see
+	// engine/store.PutResult); zero when the store does not report them.
+	LockWait, LockHeld, FlushWait time.Duration
 }
 
 // GetStatus is the outcome of a read, named as RocketMQ's GetMessageStatus.

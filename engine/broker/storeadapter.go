@@ -72,7 +72,8 @@ func putStatus(st store.PutStatus) PutStatus {
 
 func (a storeAdapter) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	res, err := a.s.Put(ctx, m)
-	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp}
+	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp,
+		LockWait: res.LockWait, LockHeld: res.LockHeld, FlushWait: res.FlushWait}
 	if out.Status.Stored() {
 		out.PhysOffsets = []int64{res.WroteOffset}
 		out.End = res.WroteOffset + res.WroteBytes
@@ -82,7 +83,8 @@ func (a storeAdapter) Put(ctx context.Context, m *record.Message) (PutResult, er
 
 func (a storeAdapter) PutBatch(ctx context.Context, ms []*record.Message) (PutResult, error) {
 	res, err := a.s.PutBatch(ctx, ms)
-	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp}
+	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp,
+		LockWait: res.LockWait, LockHeld: res.LockHeld, FlushWait: res.FlushWait}
 	if !out.Status.Stored() {
 		return out, err
 	}
