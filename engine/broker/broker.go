@@ -46,7 +46,8 @@ type Broker struct {
 	sched     *scheduler
 	hooks     hookSet // send/consume hooks, stage recorder (hooks.go); set before Start
 	locks     *lockTable
-	ha        haState // replication (ha.go)
+	ha        haState  // replication (ha.go)
+	txn       txnState // transactional messages (txn.go)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool
@@ -149,6 +150,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.fastFailureLoop)
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
+	b.goLoop(b.txnCheckLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
 		b.sched.start()
 	}

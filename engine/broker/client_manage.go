@@ -50,9 +50,3 @@ func (b *Broker) unregisterClient(_ context.Context, _ *remoting.Conn, req *remo
 	b.notifyConsumerIDsChanged(changed)
 	return success(), nil
 }
-
-// endTransaction answers END_TRANSACTION (37) harmlessly: this broker stores
-// no half messages (they are refused on send), so there is nothing to commit.
-func (b *Broker) endTransaction(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
-	return remoting.NewResponse(remoting.RespSuccess, "transactions are not supported by this broker"), nil
-}

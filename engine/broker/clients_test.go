@@ -184,6 +184,6 @@ func TestAdminAnswers(t *testing.T) {
 	if err := json.Unmarshal(resp.Body, &body); err != nil || body.SubscriptionGroupTable["g1"].RetryMaxTimes != 16 {
 		t.Fatalf("subscription groups %s (%v)", resp.Body, err)
 	}
-	wantCode(t, "end transaction", e.call(remoting.ReqEndTransaction, remoting.ExtFields{"commitLogOffset": "0"}, nil), remoting.RespSuccess)
+	wantCode(t, "end transaction", e.call(remoting.ReqEndTransaction, remoting.ExtFields{"commitLogOffset": "0"}, nil), remoting.RespSystemError) // header incomplete (txn_test.go)
 	wantCode(t, "lock with a bad body", e.call(remoting.ReqLockBatchMQ, nil, []byte("{")), remoting.RespSystemError)
 }

@@ -76,6 +76,16 @@ type Config struct {
 	// without a wake-up (Java polls every 100 ms).
 	ScheduleCheckInterval time.Duration
 
+	// Transactions (txn.go). TransactionCheckInterval is how often pending
+	// half messages are scanned (transactionCheckInterval, 60 s);
+	// TransactionTimeout is how old a half must be before its producer
+	// group is asked for its state (transactionTimeOut, 6 s);
+	// TransactionCheckMax is how many times it is asked before the half is
+	// discarded to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax, 15).
+	TransactionCheckInterval time.Duration
+	TransactionTimeout       time.Duration
+	TransactionCheckMax      int
+
 	// MaxBodySize is maxMessageSize (4 MiB).
 	MaxBodySize int
 
@@ -152,6 +162,9 @@ func DefaultConfig() Config {
 		MaxReconsumeTimes:        16,
 		DelayLevels:              levels,
 		ScheduleCheckInterval:    time.Second,
+		TransactionCheckInterval: 60 * time.Second,
+		TransactionTimeout:       6 * time.Second,
+		TransactionCheckMax:      15,
 		MaxBodySize:              4 << 20,
 		Role:                     AsyncMaster,
 		SlaveTimeout:             3 * time.Second,
@@ -233,6 +246,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: send workers and queue size must be positive", ErrBadConfig)
 	case c.RegisterInterval <= 0 || c.RegisterTimeout <= 0:
 		return fmt.Errorf("%w: register interval and timeout must be positive", ErrBadConfig)
+	case c.TransactionCheckInterval <= 0 || c.TransactionTimeout < 0 || c.TransactionCheckMax <= 0:
+		return fmt.Errorf("%w: transaction check interval and max must be positive, the timeout not negative", ErrBadConfig)
 	}
 	if err := c.validateHA(); err != nil {
 		return err

@@ -45,7 +45,6 @@ func (b *Broker) registerProcessors() {
 	b.handle(remoting.ReqGetMinOffset, b.getMinOffset, nil)
 	b.handle(remoting.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
 	b.handle(remoting.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
-	b.handle(remoting.ReqEndTransaction, b.endTransaction, nil)
 
 	// Feature processors, each registered from its own file.
 	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config

@@ -145,17 +145,14 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	return resp
 }
 
-// checkMessage applies the broker's message checks and the transaction
-// policy (this broker has no transaction service: half messages are refused).
+// checkMessage applies the broker's message checks. Half (prepared)
+// messages pass: applyTransaction stores them in the half topic (txn.go).
 func (b *Broker) checkMessage(m *record.Message) *remoting.Command {
 	if err := record.Validate(m, b.cfg.MaxBodySize); err != nil {
 		return validationResponse(err)
 	}
 	if m.Topic == ScheduleTopic {
 		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
-	}
-	if record.TransactionType(m.SysFlag) == record.TransactionPrepared {
-		return responsef(remoting.RespNoPermission, "the broker[%s] does not support transaction messages", b.cfg.BrokerName)
 	}
 	return nil
 }

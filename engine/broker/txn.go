@@ -1,13 +1,418 @@
 package broker
 
+// Transactional messages, as RocketMQ's TransactionalMessageBridge,
+// TransactionalMessageServiceImpl, EndTransactionProcessor and
+// TransactionalMessageCheckService do them.
+//
+// A producer sends a half (prepared) message: TRAN_MSG=true, the SYSFLAG's
+// transaction bits PREPARED. It is stored in RMQ_SYS_TRANS_HALF_TOPIC
+// queue 0 with its destination in REAL_TOPIC/REAL_QID, its UNIQ_KEY copied
+// to __transactionId__ and the transaction bits cleared (so the half
+// topic's consume queue indexes it); consumers of the real topic never see
+// it. END_TRANSACTION (37) commits it — the half is read back by its
+// commit-log offset and stored in its real topic with the transaction bits
+// COMMIT and PreparedTransactionOffset set to the half's commit-log offset —
+// or rolls it back; either way an op record marks the half resolved.
+//
+// On-disk state, all in the message store:
+//
+//   - RMQ_SYS_TRANS_HALF_TOPIC queue 0: half messages, and the copies the
+//     check service re-puts (TRANSACTION_CHECK_TIMES counts the checks;
+//     TRAN_PREPARED_QUEUE_OFFSET names the first half's queue offset).
+//   - RMQ_SYS_TRANS_OP_HALF_TOPIC queue 0: op records, tag "d", body the
+//     decimal queue offsets of the halves they resolve, separated by ","
+//     (one offset, as RocketMQ 4.x writes them; a re-put copy also names
+//     its first half's offset). RocketMQ 5's batched "o1,o2," parses too.
+//   - Consumer offsets of group CID_RMQ_SYS_TRANS on both topics (the
+//     check service's progress, as Java keeps it): every half below the
+//     half offset is resolved, re-put for a check, or discarded; every op
+//     record below the op offset names only halves below the half offset.
+//     Halves above it survive a restart and are checked again; resolved
+//     ones are not.
+//
+// The check service scans every TransactionCheckInterval: a half older
+// than TransactionTimeout without an op record is re-put as a copy with
+// TRANSACTION_CHECK_TIMES bumped, and CHECK_TRANSACTION_STATE (39) goes
+// oneway to a live connection of its producer group (PGROUP) with the copy
+// encoded as the body; the producer answers with a oneway END_TRANSACTION
+// naming the copy. A half checked TransactionCheckMax times is discarded to
+// TRANS_CHECK_MAX_TIME_TOPIC. Only a master checks.
+//
+// Concurrency: END_TRANSACTION handlers run on their own executor; the
+// check service is one goroutine. They share txnState.resolved under its
+// mutex: claiming a half there before committing it makes a repeated
+// END_TRANSACTION — or the answer to a check racing a late commit of the
+// same transaction — store the message once (best effort across restarts:
+// the set is rebuilt from the op records the scan reads).
+
 import (
+	"context"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// registerTxn registers the transaction codes.
-func (b *Broker) registerTxn() {}
+// Transaction topics, group and properties (TopicValidator, MixAll,
+// MessageConst, TransactionalMessageUtil).
+const (
+	TransHalfTopic         = "RMQ_SYS_TRANS_HALF_TOPIC"
+	TransOpHalfTopic       = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	TransCheckMaxTimeTopic = "TRANS_CHECK_MAX_TIME_TOPIC"
+	// TransGroup is the consumer group under which the check service's
+	// progress through the half and op queues is stored.
+	TransGroup = "CID_RMQ_SYS_TRANS"
 
-// applyTransaction diverts a half (prepared) message to the half topic;
-// nil means "store as is".
-func (b *Broker) applyTransaction(m *record.Message) *remoting.Command { return nil }
+	PropertyTransactionPreparedQueueOffset = "TRAN_PREPARED_QUEUE_OFFSET"
+	PropertyTransactionCheckTimes          = "TRANSACTION_CHECK_TIMES"
+	PropertyTransactionID                  = "__transactionId__"
+
+	txnRemoveTag = "d"
+	// txnScanLimit bounds one scan (MAX_PROCESS_TIME_LIMIT).
+	txnScanLimit = 60 * time.Second
+	// txnResolvedKeep bounds the resolved offsets kept below the half
+	// offset (for copies' TRAN_PREPARED_QUEUE_OFFSET and repeated ends).
+	txnResolvedKeep = 1 << 16
+)
+
+// txnState is the broker's transaction bookkeeping shared by END_TRANSACTION
+// and the check service. The zero value is ready.
+type txnState struct {
+	mu       sync.Mutex
+	resolved map[int64]struct{} // half queue offsets committed or rolled back
+	seq      atomic.Uint32      // round robin over a producer group's connections
+	topics   atomic.Bool        // half and op topics created
+}
+
+// claim marks the half at offset (and the first half it copies, origin, if
+// ≥ 0) resolved; false if either already was.
+func (s *txnState) claim(offset, origin int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resolved == nil {
+		s.resolved = make(map[int64]struct{})
+	}
+	if _, ok := s.resolved[offset]; ok {
+		return false
+	}
+	if _, ok := s.resolved[origin]; ok && origin >= 0 {
+		return false
+	}
+	s.resolved[offset] = struct{}{}
+	if origin >= 0 {
+		s.resolved[origin] = struct{}{}
+	}
+	return true
+}
+
+// unclaim undoes a claim whose commit failed.
+func (s *txnState) unclaim(offset, origin int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.resolved, offset)
+	delete(s.resolved, origin)
+}
+
+// markResolved records offsets an op record names.
+func (s *txnState) markResolved(offsets ...int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resolved == nil {
+		s.resolved = make(map[int64]struct{})
+	}
+	for _, o := range offsets {
+		s.resolved[o] = struct{}{}
+	}
+}
+
+// isResolved reports whether the half at offset, or the half it copies, is
+// resolved.
+func (s *txnState) isResolved(offset, origin int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.resolved[offset]; ok {
+		return true
+	}
+	_, ok := s.resolved[origin]
+	return ok && origin >= 0
+}
+
+// prune forgets resolved offsets below halfOffset once there are many.
+func (s *txnState) prune(halfOffset int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.resolved) <= txnResolvedKeep {
+		return
+	}
+	below := make([]int64, 0, len(s.resolved))
+	for o := range s.resolved {
+		if o < halfOffset {
+			below = append(below, o)
+		}
+	}
+	slices.Sort(below)
+	for _, o := range below[:max(0, len(below)-txnResolvedKeep/2)] {
+		delete(s.resolved, o)
+	}
+}
+
+// registerTxn registers END_TRANSACTION on its own executor
+// (endTransactionThreadPoolNums).
+func (b *Broker) registerTxn() {
+	cpus := runtime.NumCPU()
+	ex := b.server.NewExecutor("end-transaction", remoting.ExecutorConfig{Workers: 8 + 2*cpus, QueueSize: 100000})
+	b.handle(remoting.ReqEndTransaction, b.endTransaction, ex)
+}
+
+// isHalfMessage reports whether a producer's message is a half message:
+// TRAN_MSG=true as Java's SendMessageProcessor decides (except a pre-4.6.1
+// client's retry of one, which has reconsume times and a delay level), or
+// the SYSFLAG's PREPARED bits.
+func isHalfMessage(m *record.Message) bool {
+	if v, ok := record.Property(m.Properties, record.PropertyTransactionPrepared); ok && strings.EqualFold(v, "true") {
+		if _, delayed := record.Property(m.Properties, record.PropertyDelayTimeLevel); m.ReconsumeTimes > 0 && delayed {
+			return false
+		}
+		return true
+	}
+	return record.TransactionType(m.SysFlag) == record.TransactionPrepared
+}
+
+// applyTransaction diverts a half (prepared) message to the half topic
+// (parseHalfMessageInner); nil means "store as is". The send is answered
+// with the half's offset message id and queue offset, which the producer
+// names in END_TRANSACTION.
+func (b *Broker) applyTransaction(m *record.Message) *remoting.Command {
+	if !isHalfMessage(m) {
+		return nil
+	}
+	if resp := b.ensureTxnTopics(); resp != nil {
+		return resp
+	}
+	props := []byte(m.Properties)
+	if uniq, ok := record.Property(m.Properties, record.PropertyUniqKey); ok {
+		props = record.AppendProperty(props, PropertyTransactionID, uniq)
+	}
+	props = record.AppendProperty(props, record.PropertyRealTopic, m.Topic)
+	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.Properties = string(props)
+	m.SysFlag = m.SysFlag&^record.TransactionMask | record.TransactionNot
+	m.Topic, m.QueueID = TransHalfTopic, 0
+	return nil
+}
+
+// ensureTxnTopics creates the half and op topics (one queue each), as
+// Java's TopicConfigManager does at start.
+func (b *Broker) ensureTxnTopics() *remoting.Command {
+	if b.txn.topics.Load() {
+		return nil
+	}
+	for _, topic := range []string{TransHalfTopic, TransOpHalfTopic} {
+		if _, _, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1)); err != nil {
+			return responsef(remoting.RespSystemError, "create topic %s: %v", topic, err)
+		}
+	}
+	b.txn.topics.Store(true)
+	return nil
+}
+
+// endTxnHeader is EndTransactionRequestHeader.
+type endTxnHeader struct {
+	producerGroup        string
+	tranStateTableOffset int64
+	commitLogOffset      int64
+	commitOrRollback     int32
+	fromTransactionCheck bool
+	msgID                string
+	transactionID        string
+}
+
+func parseEndTxnHeader(ext remoting.ExtFields) (h endTxnHeader, err error) {
+	if h.producerGroup, err = ext.String("producerGroup"); err != nil {
+		return h, err
+	}
+	if h.tranStateTableOffset, err = ext.Int64("tranStateTableOffset"); err != nil {
+		return h, err
+	}
+	if h.commitLogOffset, err = ext.Int64("commitLogOffset"); err != nil {
+		return h, err
+	}
+	if h.commitOrRollback, err = ext.Int32("commitOrRollback"); err != nil {
+		return h, err
+	}
+	if h.fromTransactionCheck, err = ext.OptBool("fromTransactionCheck", false); err != nil {
+		return h, err
+	}
+	if h.msgID, err = ext.String("msgId"); err != nil {
+		return h, err
+	}
+	h.transactionID = ext.OptString("transactionId", "")
+	switch h.commitOrRollback {
+	case record.TransactionNot, record.TransactionCommit, record.TransactionRollback:
+		return h, nil
+	}
+	return h, remoting.NewBadRequest("commitOrRollback %d is not 0 (unknown), 8 (commit) or 12 (rollback)", h.commitOrRollback)
+}
+
+// endTransaction handles END_TRANSACTION (37), usually sent oneway: commit
+// stores the half in its real topic and writes an op record; rollback
+// writes only the op record; unknown (0) leaves the half to the check
+// service.
+func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	if b.cfg.Role == Slave {
+		return responsef(remoting.RespSlaveNotAvailable, "Message store is slave mode, so end transaction is forbidden."), nil
+	}
+	h, err := parseEndTxnHeader(req.ExtFields)
+	if err != nil {
+		return nil, err
+	}
+	if h.commitOrRollback == record.TransactionNot {
+		b.log.Debug("end transaction with an unknown state, left to the check", "producerGroup", h.producerGroup,
+			"msgId", h.msgID, "fromCheck", h.fromTransactionCheck, "remote", conn.RemoteAddr().String(), "remark", req.Remark)
+		return remoting.NewResponse(remoting.RespSuccess, "transaction state unknown: the broker will check it"), nil
+	}
+	rec, resp := b.preparedMessage(h)
+	if resp != nil {
+		return resp, nil
+	}
+	origin := preparedOrigin(&rec)
+	if !b.txn.claim(rec.QueueOffset, origin) {
+		return remoting.NewResponse(remoting.RespSuccess, "the transaction was already ended"), nil
+	}
+	if h.commitOrRollback == record.TransactionCommit {
+		m := b.committedMessage(&rec)
+		if resp := b.applyTimer(m); resp != nil {
+			b.txn.unclaim(rec.QueueOffset, origin)
+			return resp, nil
+		}
+		res, err := b.store.Put(ctx, m)
+		if !res.Status.Stored() {
+			b.txn.unclaim(rec.QueueOffset, origin)
+			return putResponse(res, err), nil
+		}
+	} else {
+		b.log.Debug("transaction rolled back", "producerGroup", h.producerGroup, "msgId", h.msgID, "fromCheck", h.fromTransactionCheck)
+	}
+	if err := b.writeTxnOp(ctx, rec.QueueOffset, origin); err != nil {
+		// The half stays pending; the check will ask again and the claim
+		// keeps a second commit from storing it twice in this run.
+		b.log.Error("transaction op record not stored", "halfOffset", rec.QueueOffset, "err", err)
+	}
+	return success(), nil
+}
+
+// preparedMessage reads the half END_TRANSACTION names and checks it
+// (checkPrepareMessage).
+func (b *Broker) preparedMessage(h endTxnHeader) (record.Record, *remoting.Command) {
+	raw, err := b.store.ReadRecord(h.commitLogOffset)
+	if err != nil {
+		return record.Record{}, remoting.NewResponse(remoting.RespSystemError, "Find prepared transaction message failed")
+	}
+	rec, err := record.Decode(raw, false)
+	if err != nil || string(rec.Topic) != TransHalfTopic {
+		return rec, remoting.NewResponse(remoting.RespSystemError, "Find prepared transaction message failed")
+	}
+	if pg, _ := rec.Property(record.PropertyProducerGroup); string(pg) != h.producerGroup {
+		return rec, remoting.NewResponse(remoting.RespSystemError, "The producer group wrong")
+	}
+	if rec.QueueOffset != h.tranStateTableOffset {
+		return rec, remoting.NewResponse(remoting.RespSystemError, "The transaction state table offset wrong")
+	}
+	if rec.PhysicalOffset != h.commitLogOffset {
+		return rec, remoting.NewResponse(remoting.RespSystemError, "The commit log offset wrong")
+	}
+	return rec, nil
+}
+
+// preparedOrigin is the queue offset of the first half a re-put copy
+// copies, -1 for a first half.
+func preparedOrigin(rec *record.Record) int64 {
+	v, ok := rec.Property(PropertyTransactionPreparedQueueOffset)
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// committedMessage is the half restored to its real topic and queue
+// (endMessageTransaction): transaction bits COMMIT, the half's commit-log
+// offset as PreparedTransactionOffset, without REAL_TOPIC, REAL_QID and
+// TRAN_MSG. A DELAY level applies from here on, as Java's put hooks do.
+func (b *Broker) committedMessage(rec *record.Record) *record.Message {
+	props := record.DecodeProperties(string(rec.Properties))
+	topic := props[record.PropertyRealTopic]
+	qid, _ := strconv.Atoi(props[record.PropertyRealQueueID])
+	delete(props, record.PropertyRealTopic)
+	delete(props, record.PropertyRealQueueID)
+	delete(props, record.PropertyTransactionPrepared)
+	m := &record.Message{
+		Topic: topic, QueueID: int32(qid), Flag: rec.Flag,
+		SysFlag:    rec.SysFlag&^(record.TransactionMask|record.FlagBornHostV6|record.FlagStoreHostV6) | record.TransactionCommit,
+		Body:       rec.Body,
+		Properties: record.EncodeProperties(props), BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost,
+		StoreHost: rec.StoreHost, ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PhysicalOffset,
+	}
+	b.applyDelay(m)
+	return m
+}
+
+// writeTxnOp stores the op record resolving the half at offset (and the
+// first half it copies).
+func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
+	if resp := b.ensureTxnTopics(); resp != nil {
+		return errTxn(resp.Remark)
+	}
+	body := strconv.FormatInt(offset, 10)
+	if origin >= 0 && origin != offset {
+		body += "," + strconv.FormatInt(origin, 10)
+	}
+	props := record.AppendProperty(nil, record.PropertyTags, txnRemoveTag)
+	props = record.AppendProperty(props, record.PropertyUniqKey, record.NewUniqID())
+	props = record.AppendProperty(props, record.PropertyWaitStoreMsgOK, "false")
+	m := &record.Message{
+		Topic: TransOpHalfTopic, Body: []byte(body), Properties: string(props),
+		BornTimestamp: time.Now().UnixMilli(), BornHost: b.storeHost, StoreHost: b.storeHost,
+	}
+	res, err := b.store.Put(ctx, m)
+	if !res.Status.Stored() {
+		if err == nil {
+			err = errTxn("op record put: " + res.Status.String())
+		}
+		return err
+	}
+	return nil
+}
+
+type errTxn string
+
+func (e errTxn) Error() string { return "broker: transaction: " + string(e) }
+
+// producerConn picks a live connection of a producer group, round robin
+// (ProducerManager.getAvailableChannel); nil if none.
+func (t *clientTable) producerConn(group string, seq uint32) *remoting.Conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := make([]string, 0, len(t.mu.producers[group]))
+	for id := range t.mu.producers[group] {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for i := range ids {
+		ci := t.mu.clients[ids[(int(seq%uint32(len(ids)))+i)%len(ids)]]
+		if ci != nil && ci.conn != nil && ci.conn.Err() == nil {
+			return ci.conn
+		}
+	}
+	return nil
+}

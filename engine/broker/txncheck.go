@@ -1,0 +1,278 @@
+package broker
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// txnChecker is the check service's scan state (TransactionalMessageCheckService
+// with TransactionalMessageServiceImpl.check). It is owned by the
+// txnCheckLoop goroutine; the progress it persists is described in txn.go.
+type txnChecker struct {
+	b *Broker
+	// opNext is the next op record to read; opHalves holds what each read
+	// op record at or above the persisted op offset names.
+	opNext   int64
+	opHalves map[int64][]int64
+	loaded   bool
+}
+
+// txnCheckLoop runs a scan every TransactionCheckInterval on a master.
+func (b *Broker) txnCheckLoop() {
+	if b.cfg.Role == Slave {
+		return
+	}
+	if resp := b.ensureTxnTopics(); resp != nil {
+		b.log.Error("transaction topics not created", "err", resp.Remark)
+	}
+	c := &txnChecker{b: b, opHalves: make(map[int64][]int64)}
+	t := time.NewTicker(b.cfg.TransactionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			c.scan()
+		}
+	}
+}
+
+// offset is the persisted progress through topic's queue 0, else its
+// minimum offset (fetchConsumeOffset).
+func (c *txnChecker) offset(topic string) int64 {
+	if off, ok := c.b.store.ConsumerOffset(TransGroup, topic, 0); ok {
+		return off
+	}
+	return c.b.store.MinOffset(topic, 0)
+}
+
+func (c *txnChecker) stopping() bool {
+	select {
+	case <-c.b.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// readOps reads the op records from opNext on, marking the halves they
+// name resolved.
+func (c *txnChecker) readOps() {
+	b := c.b
+	for !c.stopping() {
+		res := b.store.Get(TransGroup, TransOpHalfTopic, 0, c.opNext, 32, nil)
+		if res.Status != GetFound {
+			if res.NextBeginOffset > c.opNext && (res.Status == GetOffsetTooSmall || res.Status == GetOffsetFoundNull) {
+				b.log.Warn("transaction op queue offset moved", "from", c.opNext, "to", res.NextBeginOffset)
+				c.opNext = res.NextBeginOffset
+				continue
+			}
+			return
+		}
+		if len(res.Buffer) == 0 {
+			return
+		}
+		for buf := res.Buffer; len(buf) > 0; {
+			rec, err := record.Decode(buf, false)
+			if err != nil {
+				b.log.Error("undecodable transaction op record skipped", "offset", c.opNext, "err", err)
+				c.opHalves[c.opNext] = nil
+				c.opNext++
+				break
+			}
+			buf = buf[rec.TotalSize:]
+			var halves []int64
+			if tag, _ := rec.Property(record.PropertyTags); string(tag) == txnRemoveTag {
+				for f := range strings.SplitSeq(string(rec.Body), ",") {
+					if n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64); err == nil && n >= 0 {
+						halves = append(halves, n)
+					}
+				}
+			} else {
+				b.log.Error("transaction op record with an unknown tag skipped", "offset", rec.QueueOffset)
+			}
+			b.txn.markResolved(halves...)
+			c.opHalves[rec.QueueOffset] = halves
+			c.opNext = rec.QueueOffset + 1
+		}
+	}
+}
+
+// scan checks the pending halves once.
+func (c *txnChecker) scan() {
+	b := c.b
+	start := time.Now()
+	halfOffset, opOffset := c.offset(TransHalfTopic), c.offset(TransOpHalfTopic)
+	if !c.loaded || c.opNext < opOffset {
+		c.opNext, c.loaded = opOffset, true
+	}
+	c.readOps()
+
+	i := halfOffset
+	for !c.stopping() && time.Since(start) < txnScanLimit {
+		res := b.store.Get(TransGroup, TransHalfTopic, 0, i, 1, nil)
+		if res.Status != GetFound || len(res.Buffer) == 0 {
+			if res.NextBeginOffset > i && res.Status != GetOffsetOverflowOne && res.Status != GetNoMessageInQueue {
+				b.log.Warn("transaction half queue offset moved", "from", i, "to", res.NextBeginOffset, "status", res.Status)
+				i = res.NextBeginOffset
+				continue
+			}
+			break
+		}
+		rec, err := record.Decode(res.Buffer, false)
+		if err != nil {
+			b.log.Error("undecodable half message skipped", "offset", i, "err", err)
+			i++
+			continue
+		}
+		origin := preparedOrigin(&rec)
+		if b.txn.isResolved(rec.QueueOffset, origin) {
+			i++
+			continue
+		}
+		checks, discard := checkTimes(&rec, b.cfg.TransactionCheckMax)
+		if discard {
+			c.discard(&rec)
+			i++
+			continue
+		}
+		if rec.StoreTimestamp >= start.UnixMilli() {
+			break // stored during this scan: next time
+		}
+		age := time.Since(time.UnixMilli(rec.BornTimestamp))
+		if age >= 0 && age <= b.cfg.TransactionTimeout {
+			break // too young; younger ones follow
+		}
+		// An END_TRANSACTION may have resolved it since the op records
+		// were read.
+		c.readOps()
+		if b.txn.isResolved(rec.QueueOffset, origin) {
+			i++
+			continue
+		}
+		if !c.check(&rec, checks, origin) {
+			break // the copy was not stored: retry at the next scan
+		}
+		i++
+	}
+
+	if i != halfOffset {
+		b.store.CommitConsumerOffset(TransGroup, TransHalfTopic, 0, i)
+	}
+	newOp := opOffset
+	for newOp < c.opNext {
+		halves, ok := c.opHalves[newOp]
+		if !ok || slices.ContainsFunc(halves, func(h int64) bool { return h >= i }) {
+			break
+		}
+		delete(c.opHalves, newOp)
+		newOp++
+	}
+	if newOp != opOffset {
+		b.store.CommitConsumerOffset(TransGroup, TransOpHalfTopic, 0, newOp)
+	}
+	b.txn.prune(i)
+	b.log.Debug("transaction check done", "halfOffset", i, "opOffset", newOp, "took", time.Since(start))
+}
+
+// checkTimes is the half's TRANSACTION_CHECK_TIMES after this check
+// (needDiscard): 1 for a first half; discard once it reached max.
+func checkTimes(rec *record.Record, max int) (int, bool) {
+	v, ok := rec.Property(PropertyTransactionCheckTimes)
+	if !ok {
+		return 1, false
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		n = -1 // Java's getInt failure: checked again
+	}
+	if n >= max {
+		return n, true
+	}
+	return n + 1, false
+}
+
+// check re-puts the half as a copy with its check count and sends the
+// producer group CHECK_TRANSACTION_STATE for the copy. False if the copy
+// was not stored.
+func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
+	b := c.b
+	props := record.DecodeProperties(string(rec.Properties))
+	props[PropertyTransactionCheckTimes] = strconv.Itoa(checks)
+	if origin < 0 {
+		origin = rec.QueueOffset
+	}
+	props[PropertyTransactionPreparedQueueOffset] = strconv.FormatInt(origin, 10)
+	m := &record.Message{
+		Topic: TransHalfTopic, QueueID: 0, Flag: rec.Flag,
+		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
+		Body:    rec.Body, Properties: record.EncodeProperties(props),
+		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
+		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
+	}
+	res, err := b.store.Put(b.ctx, m)
+	if !res.Status.Stored() || len(res.PhysOffsets) == 0 {
+		b.log.Warn("half message copy not stored; checked at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
+		return false
+	}
+	physOff := res.PhysOffsets[0]
+	group := props[record.PropertyProducerGroup]
+	uniq := props[record.PropertyUniqKey]
+	b.log.Info("checking transaction", "realTopic", props[record.PropertyRealTopic], "uniqKey", uniq,
+		"offset", res.QueueOffset, "checks", checks, "producerGroup", group)
+
+	conn := b.clients.producerConn(group, b.txn.seq.Add(1))
+	if conn == nil {
+		b.log.Warn("transaction not checked: no live producer of its group", "producerGroup", group, "uniqKey", uniq)
+		return true
+	}
+	// The body is the copy as Java's MessageDecoder.encode writes it, with
+	// its real topic and queue.
+	qid, _ := strconv.Atoi(props[record.PropertyRealQueueID])
+	shown := *m
+	shown.Topic, shown.QueueID = props[record.PropertyRealTopic], int32(qid)
+	body, err := record.AppendEncode(nil, &shown, record.BodyCRC(m.Body), res.QueueOffset, physOff, res.StoreTimestamp)
+	if err != nil {
+		b.log.Error("check request body not encoded", "uniqKey", uniq, "err", err)
+		return true
+	}
+	ext := remoting.ExtFields{"msgId": uniq, "transactionId": uniq, "offsetMsgId": record.OffsetMsgID(b.storeHost, physOff),
+		"topic": TransHalfTopic, "bname": b.cfg.BrokerName}
+	ext.SetInt64("tranStateTableOffset", res.QueueOffset)
+	ext.SetInt64("commitLogOffset", physOff)
+	req := remoting.NewRequest(remoting.ReqCheckTransactionState, ext)
+	req.Body = body
+	if err := conn.Send(req); err != nil {
+		b.log.Warn("check transaction state not sent", "producerGroup", group, "uniqKey", uniq, "err", err)
+	}
+	return true
+}
+
+// discard moves a half checked too often to TRANS_CHECK_MAX_TIME_TOPIC
+// (DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
+func (c *txnChecker) discard(rec *record.Record) {
+	b := c.b
+	uniq, _ := rec.Property(record.PropertyUniqKey)
+	realTopic, _ := rec.Property(record.PropertyRealTopic)
+	b.log.Error("half message checked too many times, discarded to "+TransCheckMaxTimeTopic,
+		"realTopic", string(realTopic), "uniqKey", string(uniq), "offset", rec.QueueOffset)
+	tc := namesrv.NewTopicConfig(TransCheckMaxTimeTopic, 1)
+	tc.Perm = namesrv.PermRead | namesrv.PermWrite
+	if _, _, _, err := b.topics.createIfAbsent(tc); err != nil {
+		b.log.Error("create topic failed", "topic", TransCheckMaxTimeTopic, "err", err)
+		return
+	}
+	m := rec.Message()
+	m.Topic, m.QueueID = TransCheckMaxTimeTopic, 0
+	m.SysFlag &^= record.FlagBornHostV6 | record.FlagStoreHostV6
+	if res, err := b.store.Put(b.ctx, &m); !res.Status.Stored() {
+		b.log.Error("discarded half message not stored", "topic", TransCheckMaxTimeTopic, "status", res.Status, "err", err)
+	}
+}
