@@ -257,6 +257,9 @@ func firstNonLoopbackIPv4() netip.Addr {
 
 // createSystemTopics adds TBW102 (with auto-creation) and the schedule topic.
 func (b *Broker) createSystemTopics() error {
+	if err := b.createReplyTopic(); err != nil { // reply.go
+		return err
+	}
 	if b.cfg.AutoCreateTopic {
 		tc := namesrv.NewTopicConfig(DefaultTopic, b.cfg.DefaultTopicQueueNums)
 		tc.Perm = namesrv.PermInherit | namesrv.PermRead | namesrv.PermWrite

@@ -42,14 +42,18 @@ type consumerGroup struct {
 }
 
 // subscription is one topic a consumer group subscribes to, with its
-// consume-queue filter (nil: everything). Immutable once stored.
+// filter (nil: everything; a *TagFilter or a *SQLFilter) or, for an
+// expression that does not compile, filterErr (Java keeps no filter data
+// then and answers the group's pulls FILTER_DATA_NOT_EXIST). Immutable
+// once stored.
 type subscription struct {
 	topic          string
 	subString      string
 	expressionType string
 	subVersion     int64
 	classFilter    bool
-	filter         *TagFilter
+	filter         MessageFilter
+	filterErr      error
 }
 
 func newSubscription(sd SubscriptionData) *subscription {
@@ -59,8 +63,8 @@ func newSubscription(sd SubscriptionData) *subscription {
 	}
 	s := &subscription{topic: sd.Topic, subString: sd.SubString, expressionType: et,
 		subVersion: sd.SubVersion, classFilter: sd.ClassFilterMode}
-	if et == ExpressionTag && !sd.ClassFilterMode {
-		s.filter = ParseTagExpression(sd.SubString)
+	if !sd.ClassFilterMode {
+		s.filter, s.filterErr = compileFilter(sd.SubString, et)
 	}
 	return s
 }

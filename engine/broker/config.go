@@ -89,6 +89,16 @@ type Config struct {
 	// MaxBodySize is maxMessageSize (4 MiB).
 	MaxBodySize int
 
+	// EnablePropertyFilter serves SQL92 subscriptions (enablePropertyFilter).
+	// Java defaults to false; brokerlab defaults to true, because the
+	// official Go client never asks (it sends no CHECK_CLIENT_CONFIG) and
+	// its SQL92 consumers would otherwise get SYSTEM_ERROR on every pull.
+	EnablePropertyFilter bool
+	// StoreReplyMessage also stores a request-reply reply in its reply
+	// topic after pushing it to the requester (storeReplyMessageEnable,
+	// default true).
+	StoreReplyMessage bool
+
 	// Replication (RocketMQ's classic HA, ha.go and engine/ha). Role is
 	// brokerRole: ASYNC_MASTER (default), SYNC_MASTER or SLAVE; the HA
 	// service runs only over an engine/store store. BrokerID is 0 for a
@@ -166,6 +176,8 @@ func DefaultConfig() Config {
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckMax:      15,
 		MaxBodySize:              4 << 20,
+		EnablePropertyFilter:     true,
+		StoreReplyMessage:        true,
 		Role:                     AsyncMaster,
 		SlaveTimeout:             3 * time.Second,
 		SlaveSyncInterval:        10 * time.Second,

@@ -1,9 +1,12 @@
 package broker
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/brokerlab/brokerlab/engine/filter"
 	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // Expression types of a subscription.
@@ -11,6 +14,74 @@ const (
 	ExpressionTag   = "TAG"
 	ExpressionSQL92 = "SQL92"
 )
+
+// RecordFilter is a MessageFilter that also decides on the stored record
+// (RocketMQ's isMatchedByCommitLog): stores read each unit's record and
+// call MatchRecord on those MatchTagsCode accepted. rec is one whole
+// commit-log record, valid only during the call.
+type RecordFilter interface {
+	MessageFilter
+	MatchRecord(rec []byte) bool
+}
+
+// SQLFilter is a SQL92 subscription's filter (ExpressionMessageFilter
+// without the consume-queue bloom filter): every unit passes the tags-code
+// test and the record's properties decide. Immutable.
+type SQLFilter struct{ expr *filter.Expr }
+
+// CompileSQLFilter compiles a SQL92 expression; errors wrap
+// filter.ErrSyntax.
+func CompileSQLFilter(expr string) (*SQLFilter, error) {
+	e, err := filter.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	return &SQLFilter{expr: e}, nil
+}
+
+// MatchTagsCode implements MessageFilter: the consume queue cannot decide.
+func (*SQLFilter) MatchTagsCode(int64) bool { return true }
+
+// MatchRecord implements RecordFilter: the expression over the record's
+// properties is TRUE. A record that does not decode does not match.
+func (f *SQLFilter) MatchRecord(rec []byte) bool {
+	r, err := record.Decode(rec, false)
+	if err != nil {
+		return false
+	}
+	return f.expr.Match(recordProperties(r.Properties))
+}
+
+// String returns the expression.
+func (f *SQLFilter) String() string { return f.expr.String() }
+
+// recordProperties looks properties up in an encoded properties string.
+type recordProperties []byte
+
+func (p recordProperties) Property(name string) (string, bool) {
+	v, ok := record.PropertyBytes(p, name)
+	return string(v), ok
+}
+
+// compileFilter builds the consume-queue filter of a subscription: nil
+// for everything, a *TagFilter or a *SQLFilter. An unknown expression type
+// or a SQL92 expression that does not compile is an error.
+func compileFilter(expr, typ string) (MessageFilter, error) {
+	switch typ {
+	case "", ExpressionTag:
+		if f := ParseTagExpression(expr); f != nil {
+			return f, nil
+		}
+		return nil, nil
+	case ExpressionSQL92:
+		f, err := CompileSQLFilter(expr)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("broker: expression type %s is not supported", typ)
+}
 
 // TagFilter matches consume-queue units by the hash codes of a TAG
 // subscription's tags (RocketMQ's DefaultMessageFilter). Like RocketMQ it
@@ -46,4 +117,53 @@ func (f *TagFilter) MatchTagsCode(tagsCode int64) bool {
 	}
 	_, ok := f.codes[int32(tagsCode)]
 	return ok
+}
+
+// Remarks of the filter refusals (PullMessageProcessor, ClientManageProcessor).
+const (
+	remarkSubscriptionParseFailed = "parse the consumer's subscription failed"
+	remarkFilterDataNotExist      = "The broker's consumer filter data is not exist!Your expression may be wrong!"
+	remarkPropertyFilterDisabled  = "The broker does not support consumer to filter message by "
+)
+
+// pullFilter is the filter of a pull, as PullMessageProcessor picks it:
+// the subscription in the request when its flag says so (a bad expression
+// is SUBSCRIPTION_PARSE_FAILED), else the one the group's heartbeat
+// registered (a SQL92 expression that did not compile is
+// FILTER_DATA_NOT_EXIST), else none (this broker serves pulls of groups it
+// has no heartbeat from; the Go client filters by tag again anyway).
+// SQL92 needs EnablePropertyFilter (else SYSTEM_ERROR). A request that
+// repeats the registered SQL92 expression reuses its compiled filter.
+func (b *Broker) pullFilter(p pullHeader) (MessageFilter, int32, string) {
+	var (
+		f   MessageFilter
+		typ = ExpressionTag
+	)
+	if p.sysFlag&remoting.PullFlagSubscription != 0 {
+		typ = p.expressionType
+		if typ == "" {
+			typ = ExpressionTag
+		}
+		sub := b.clients.subscription(p.group, p.topic)
+		if sub != nil && sub.filterErr == nil && !sub.classFilter && sub.expressionType == typ && sub.subString == p.subscription {
+			f = sub.filter
+		} else {
+			var err error
+			if f, err = compileFilter(p.subscription, typ); err != nil {
+				return nil, remoting.RespSubscriptionParseFailed, remarkSubscriptionParseFailed
+			}
+		}
+	} else if sub := b.clients.subscription(p.group, p.topic); sub != nil {
+		if sub.classFilter {
+			return nil, remoting.RespSuccess, ""
+		}
+		if sub.filterErr != nil {
+			return nil, remoting.RespFilterDataNotExist, remarkFilterDataNotExist
+		}
+		f, typ = sub.filter, sub.expressionType
+	}
+	if typ != ExpressionTag && !b.cfg.EnablePropertyFilter {
+		return nil, remoting.RespSystemError, remarkPropertyFilterDisabled + typ
+	}
+	return f, remoting.RespSuccess, ""
 }

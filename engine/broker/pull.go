@@ -116,9 +116,9 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 		return fail(remoting.RespSystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]",
 			p.queueID, p.topic, tc.ReadQueueNums)
 	}
-	filter, err := b.pullFilter(p)
-	if err != nil {
-		return fail(remoting.RespSubscriptionParseFailed, "%v", err)
+	filter, fcode, remark := b.pullFilter(p)
+	if fcode != remoting.RespSuccess {
+		return fail(fcode, "%s", remark)
 	}
 	if allowSuspend && p.sysFlag&remoting.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
 		b.store.CommitConsumerOffset(p.group, p.topic, p.queueID, p.commitOffset)
@@ -141,28 +141,6 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 	}
 	b.consumeDone(conn, &p, resp, res.NextBeginOffset)
 	return resp, nil
-}
-
-// pullFilter is the consume-queue filter of a pull: the subscription in the
-// request when its flag says so, else the one the group's heartbeat
-// registered, else none (the client filters by tag again anyway).
-func (b *Broker) pullFilter(p pullHeader) (MessageFilter, error) {
-	expr, typ := "", ExpressionTag
-	if p.sysFlag&remoting.PullFlagSubscription != 0 {
-		expr, typ = p.subscription, p.expressionType
-	} else if sub := b.clients.subscription(p.group, p.topic); sub != nil {
-		if sub.classFilter {
-			return nil, nil
-		}
-		expr, typ = sub.subString, sub.expressionType
-	}
-	if typ != "" && typ != ExpressionTag {
-		return nil, fmt.Errorf("broker: expression type %s is not supported", typ)
-	}
-	if f := ParseTagExpression(expr); f != nil {
-		return f, nil
-	}
-	return nil, nil
 }
 
 // suspendTime is how long a pull that found nothing is held.

@@ -51,7 +51,8 @@ func TestPullCodes(t *testing.T) {
 	ext["subscription"] = "B"
 	check("tag matched", e.call(remoting.ReqPullMessage, ext, nil), remoting.RespSuccess, 5)
 	ext["expressionType"] = "SQL92"
-	check("sql92", e.call(remoting.ReqPullMessage, ext, nil), remoting.RespSubscriptionParseFailed, 0)
+	ext["subscription"] = "a >"
+	check("sql92 syntax error", e.call(remoting.ReqPullMessage, ext, nil), remoting.RespSubscriptionParseFailed, 0)
 
 	// Below the min offset (cleaned data) → moved to the min.
 	e.store.Truncate("T", 0, 2)

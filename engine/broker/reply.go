@@ -1,4 +1,208 @@
 package broker
 
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// Request-reply (RocketMQ 4.6+): a requester sends an ordinary message with
+// CORRELATION_ID, REPLY_TO_CLIENT (its client id) and TTL; the consumer
+// answers with a message of MSG_TYPE "reply" to the cluster's reply topic,
+// sent as SEND_REPLY_MESSAGE(_V2); the broker pushes that reply to the
+// requester's connection (PUSH_REPLY_MESSAGE_TO_CLIENT) and, with
+// StoreReplyMessage, also stores it in the reply topic.
+
+// Properties of request-reply (MessageConst).
+const (
+	PropertyCorrelationID = "CORRELATION_ID"
+	PropertyReplyToClient = "REPLY_TO_CLIENT"
+	PropertyMessageTTL    = "TTL"
+	PropertyMessageType   = "MSG_TYPE"
+	PropertyPushReplyTime = "PUSH_REPLY_TIME"
+	// ReplyMessageType is MSG_TYPE of a reply.
+	ReplyMessageType = "reply"
+)
+
+// replyPushTimeout bounds one PUSH_REPLY_MESSAGE_TO_CLIENT call
+// (Broker2Client.callClient: 10 s).
+const replyPushTimeout = 10 * time.Second
+
+// ReplyTopic is a cluster's reply topic, "<cluster>_REPLY_TOPIC"
+// (MixAll.REPLY_TOPIC_POSTFIX), which the broker creates at start with one
+// queue.
+func ReplyTopic(cluster string) string { return cluster + "_REPLY_TOPIC" }
+
 // registerReply registers request-reply (324/325) and CHECK_CLIENT_CONFIG (46).
-func (b *Broker) registerReply() {}
+func (b *Broker) registerReply() {
+	// Java's replyMessageExecutor; its workers wait for the requester's
+	// answer to the push.
+	reply := b.server.NewExecutor("reply", remoting.ExecutorConfig{Workers: 16 + 2*runtime.NumCPU(), QueueSize: 10000})
+	b.handle(remoting.ReqSendReplyMessage, b.sendReplyMessage, reply)
+	b.handle(remoting.ReqSendReplyMessageV2, b.sendReplyMessage, reply)
+	b.handle(remoting.ReqCheckClientConfig, b.checkClientConfig, nil)
+}
+
+// createReplyTopic adds the cluster's reply topic (TopicConfigManager does
+// at start): one read and one write queue, read-write.
+func (b *Broker) createReplyTopic() error {
+	if _, _, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
+		return errors.Join(errors.New("broker: create reply topic"), err)
+	}
+	return nil
+}
+
+// sendReplyMessage is ReplyMessageProcessor: the checks of a send, the
+// push to the requester named by REPLY_TO_CLIENT (its answer decides the
+// response: SUCCESS with msgId "0", or SYSTEM_ERROR saying why), then,
+// with StoreReplyMessage, the put into the topic (a stored reply's msgId,
+// queueId and queueOffset replace the placeholders; a failed put is only
+// logged, as in Java).
+func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	if resp := b.refuseOnSlave(); resp != nil {
+		return resp, nil
+	}
+	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	if err != nil {
+		return nil, err
+	}
+	m := &record.Message{
+		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
+		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
+	}
+	if err := record.Validate(m, b.cfg.MaxBodySize); err != nil {
+		return validationResponse(err), nil
+	}
+	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
+	if resp != nil {
+		return resp, nil
+	}
+	queueID, resp := b.pickQueue(tc, h.QueueID)
+	if resp != nil {
+		return resp, nil
+	}
+	m.QueueID = queueID
+
+	resp = remoting.NewResponse(remoting.RespSuccess, "")
+	ext := resp.Ext()
+	ext["MSG_REGION"] = "DefaultRegion"
+	ext["TRACE_ON"] = "true"
+	if remark, ok := b.pushReply(ctx, conn, h, req.Body); ok {
+		ext["msgId"] = "0"
+		ext.SetInt32("queueId", queueID)
+		ext.SetInt64("queueOffset", 0)
+	} else {
+		resp.Code, resp.Remark = remoting.RespSystemError, remark
+	}
+	if !b.cfg.StoreReplyMessage {
+		return resp, nil
+	}
+	res, err := b.store.Put(ctx, m)
+	if !res.Status.Stored() || len(res.PhysOffsets) == 0 {
+		b.log.Warn("store reply message failed", "topic", m.Topic, "status", res.Status.String(), "err", err)
+		return resp, nil
+	}
+	ext["msgId"] = record.OffsetMsgID(b.storeHost, res.PhysOffsets[0])
+	ext.SetInt32("queueId", queueID)
+	ext.SetInt64("queueOffset", res.QueueOffset)
+	return resp, nil
+}
+
+// pushReply sends PUSH_REPLY_MESSAGE_TO_CLIENT with Java's
+// ReplyMessageRequestHeader to the producer connection of the client in
+// REPLY_TO_CLIENT; the pushed properties gain PUSH_REPLY_TIME. It returns
+// whether the client answered SUCCESS, else the remark why not.
+func (b *Broker) pushReply(ctx context.Context, from *remoting.Conn, h remoting.SendMessageHeader, body []byte) (string, bool) {
+	clientID, ok := record.Property(h.Properties, PropertyReplyToClient)
+	if !ok {
+		return "reply message properties[" + PropertyReplyToClient + "] is null", false
+	}
+	to := b.clients.producerConnByID(clientID)
+	if to == nil {
+		return "push reply message fail, channel of <" + clientID + "> not found.", false
+	}
+	now := time.Now().UnixMilli()
+	props := string(record.AppendProperty([]byte(h.Properties), PropertyPushReplyTime, strconv.FormatInt(now, 10)))
+	ext := remoting.ExtFields{
+		"producerGroup": h.ProducerGroup,
+		"topic":         h.Topic,
+		"defaultTopic":  h.DefaultTopic,
+		"properties":    props,
+		"bornHost":      bornHost(from).String(),
+		"storeHost":     b.storeHost.String(),
+	}
+	ext.SetInt32("defaultTopicQueueNums", h.DefaultTopicQueueNums)
+	ext.SetInt32("queueId", h.QueueID)
+	ext.SetInt32("sysFlag", h.SysFlag)
+	ext.SetInt64("bornTimestamp", h.BornTimestamp)
+	ext.SetInt32("flag", h.Flag)
+	ext.SetInt32("reconsumeTimes", h.ReconsumeTimes)
+	ext.SetBool("unitMode", h.UnitMode)
+	ext.SetInt64("storeTimestamp", now)
+	push := remoting.NewRequest(remoting.ReqPushReplyMessageToClient, ext)
+	push.Body = body
+	ctx, cancel := context.WithTimeout(ctx, replyPushTimeout)
+	defer cancel()
+	answer, err := to.Invoke(ctx, push)
+	if err != nil {
+		b.log.Warn("push reply message failed", "client", clientID, "err", err)
+		return "push reply message to " + clientID + "fail.", false
+	}
+	if answer.Code != remoting.RespSuccess {
+		b.log.Warn("push reply message refused", "client", clientID, "code", answer.Code, "remark", answer.Remark)
+		return "push reply message to " + clientID + "fail.", false
+	}
+	return "", true
+}
+
+// producerConnByID is ProducerManager.findChannel: the connection of a client
+// that announced a producer group, or nil.
+func (t *clientTable) producerConnByID(clientID string) *remoting.Conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ci := t.mu.clients[clientID]
+	if ci == nil || len(ci.producerGroups) == 0 {
+		return nil
+	}
+	return ci.conn
+}
+
+// checkClientRequestBody is CheckClientRequestBody.
+type checkClientRequestBody struct {
+	ClientID         string            `json:"clientId"`
+	Group            string            `json:"group"`
+	SubscriptionData *SubscriptionData `json:"subscriptionData"`
+}
+
+// checkClientConfig is CHECK_CLIENT_CONFIG (46), as ClientManageProcessor
+// answers it: SUCCESS for no subscription and for TAG; for another type
+// SYSTEM_ERROR unless EnablePropertyFilter, then SUBSCRIPTION_PARSE_FAILED
+// with the compiler's message when the expression does not compile.
+func (b *Broker) checkClientConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	var body checkClientRequestBody
+	if len(req.Body) > 0 {
+		if err := json.Unmarshal(req.Body, &body); err != nil {
+			return nil, remoting.NewBadRequest("CHECK_CLIENT_CONFIG body: %v", err)
+		}
+	}
+	sd := body.SubscriptionData
+	if sd == nil || sd.ExpressionType == "" || sd.ExpressionType == ExpressionTag {
+		return success(), nil
+	}
+	if !b.cfg.EnablePropertyFilter {
+		return remoting.NewResponse(remoting.RespSystemError, remarkPropertyFilterDisabled+sd.ExpressionType), nil
+	}
+	if _, err := compileFilter(sd.SubString, sd.ExpressionType); err != nil {
+		b.log.Warn("client filter expression does not compile", "client", body.ClientID, "group", body.Group,
+			"expression", sd.SubString, "err", err)
+		return remoting.NewResponse(remoting.RespSubscriptionParseFailed, err.Error()), nil
+	}
+	return success(), nil
+}

@@ -101,11 +101,15 @@ func (a storeAdapter) PutBatch(ctx context.Context, ms []*record.Message) (PutRe
 	return out, err
 }
 
-// storeFilter adapts a MessageFilter to the store's (tags codes only).
+// storeFilter adapts a MessageFilter to the store's; a RecordFilter's
+// MatchRecord is its commit-log check.
 type storeFilter struct{ f MessageFilter }
 
 func (f storeFilter) MatchesConsumeQueue(tagsCode int64) bool { return f.f.MatchTagsCode(tagsCode) }
-func (storeFilter) MatchesCommitLog([]byte) bool              { return true }
+func (f storeFilter) MatchesCommitLog(rec []byte) bool {
+	rf, ok := f.f.(RecordFilter)
+	return !ok || rf.MatchRecord(rec)
+}
 
 var getStatuses = map[store.GetMessageStatus]GetStatus{
 	store.Found: GetFound, store.NoMatchedMessage: GetNoMatchedMessage, store.MessageWasRemoving: GetMessageWasRemoving,

@@ -221,6 +221,9 @@ func (s *Store) Get(_, topic string, queueID int32, offset int64, maxMsgNums int
 			if filter != nil && !filter.MatchTagsCode(q.tags[i-q.min]) {
 				continue
 			}
+			if rf, ok := filter.(broker.RecordFilter); ok && !rf.MatchRecord(s.mu.records[q.phys[i-q.min]]) {
+				continue
+			}
 			res.Buffer = append(res.Buffer, s.mu.records[q.phys[i-q.min]]...)
 			n++
 		}
