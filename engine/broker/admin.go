@@ -60,9 +60,10 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 	return success(), nil
 }
 
-// deleteTopic handles DELETE_TOPIC_IN_BROKER (215): the config goes (the
-// data ages out with the store's cleaning), answered once every name server
-// took the registration without it, as a create is.
+// deleteTopic handles DELETE_TOPIC_IN_BROKER (215): the config, the consume
+// queues and every group's offsets on the topic go (the commit-log records
+// age out with the store's cleaning and are never served again), answered
+// once every name server took the registration without it, as a create is.
 func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, err := req.ExtFields.String("topic")
 	if err != nil {
@@ -75,6 +76,9 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	if err != nil {
 		return responsef(remoting.RespSystemError, "delete topic %s: %v", topic, err), nil
 	}
+	if err := b.purgeTopic(topic); err != nil { // queues and offsets (ops.go)
+		return responsef(remoting.RespSystemError, "delete topic %s data: %v", topic, err), nil
+	}
 	if resp := b.routeResponse(topic, "deleted", ver); resp != nil {
 		return resp, nil
 	}
@@ -84,41 +88,6 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 // getAllTopicConfig handles GET_ALL_TOPIC_CONFIG (21).
 func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
 	body, err := json.Marshal(b.topics.wrapper())
-	if err != nil {
-		return nil, err
-	}
-	resp := success()
-	resp.Body = body
-	return resp, nil
-}
-
-// subscriptionGroupConfig is SubscriptionGroupConfig with its defaults.
-type subscriptionGroupConfig struct {
-	GroupName                      string `json:"groupName"`
-	ConsumeEnable                  bool   `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool   `json:"consumeFromMinEnable"`
-	ConsumeBroadcastEnable         bool   `json:"consumeBroadcastEnable"`
-	RetryQueueNums                 int32  `json:"retryQueueNums"`
-	RetryMaxTimes                  int32  `json:"retryMaxTimes"`
-	BrokerID                       int64  `json:"brokerId"`
-	WhichBrokerWhenConsumeSlowly   int64  `json:"whichBrokerWhenConsumeSlowly"`
-	NotifyConsumerIdsChangedEnable bool   `json:"notifyConsumerIdsChangedEnable"`
-}
-
-// getAllSubscriptionGroupConfig handles GET_ALL_SUBSCRIPTIONGROUP_CONFIG
-// (201): the groups with live members, each with the default group config
-// (this broker keeps no per-group settings).
-func (b *Broker) getAllSubscriptionGroupConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
-	table := map[string]subscriptionGroupConfig{}
-	for _, g := range b.clients.consumerGroupNames() {
-		table[g] = subscriptionGroupConfig{GroupName: g, ConsumeEnable: true, ConsumeFromMinEnable: true,
-			ConsumeBroadcastEnable: true, RetryQueueNums: 1, RetryMaxTimes: b.cfg.MaxReconsumeTimes,
-			WhichBrokerWhenConsumeSlowly: 1, NotifyConsumerIdsChangedEnable: true}
-	}
-	body, err := json.Marshal(struct {
-		SubscriptionGroupTable map[string]subscriptionGroupConfig `json:"subscriptionGroupTable"`
-		DataVersion            namesrv.DataVersion                `json:"dataVersion"`
-	}{table, b.topics.dataVersion()})
 	if err != nil {
 		return nil, err
 	}

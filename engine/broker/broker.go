@@ -44,10 +44,14 @@ type Broker struct {
 	holds     *holdTable
 	sendQ     *sendQueue
 	sched     *scheduler
-	hooks     hookSet // send/consume hooks, stage recorder (hooks.go); set before Start
+	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
+	timer     *timerService // timer_service.go
 	locks     *lockTable
-	ha        haState  // replication (ha.go)
-	txn       txnState // transactional messages (txn.go)
+	flow      flowCounters  // flow-control refusals (metrics.go)
+	ha        haState       // replication (ha.go)
+	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
+	ops       opsState      // subscription groups, live config (ops.go)
+	txn       txnState      // transactional messages' check service (txn.go)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool
@@ -142,6 +146,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		return err
 	}
 	b.sched = newScheduler(b)
+	b.timer = newTimerService(b)
 	store.SetArrivingListener(b.arriving)
 
 	for range b.cfg.SendWorkers {
@@ -151,8 +156,12 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
 	b.goLoop(b.txnCheckLoop)
+	b.goLoop(b.runtimeSampleLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
 		b.sched.start()
+		if b.cfg.TimerEnable {
+			b.timer.start()
+		}
 	}
 	b.ready.Store(true)
 
@@ -200,6 +209,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.sendQ.close()
 	close(b.stop)
 	b.sched.stop()
+	b.timer.stop()
 	b.wg.Wait()
 	b.notifyWG.Wait()
 	b.cancel()
@@ -267,6 +277,11 @@ func (b *Broker) createSystemTopics() error {
 			return fmt.Errorf("broker: create %s: %w", DefaultTopic, err)
 		}
 	}
+	if cur, ok := b.topics.get(TimerTopic); !ok || cur.ReadQueueNums < timerQueueNums {
+		if _, err := b.topics.put(namesrv.NewTopicConfig(TimerTopic, timerQueueNums)); err != nil {
+			return fmt.Errorf("broker: create %s: %w", TimerTopic, err)
+		}
+	}
 	tc := namesrv.NewTopicConfig(ScheduleTopic, int32(len(b.cfg.DelayLevels)))
 	if cur, ok := b.topics.get(ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
 		return nil
@@ -282,6 +297,12 @@ func (b *Broker) createSystemTopics() error {
 func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
 	if topic == ScheduleTopic {
 		b.sched.wake(queueID)
+		return
+	}
+	if topic == TimerTopic {
+		if queueID == timerMessageQueue {
+			b.timer.notify()
+		}
 		return
 	}
 	b.holds.notify(topic, queueID, nextOffset)

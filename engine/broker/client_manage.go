@@ -33,7 +33,10 @@ func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting
 	// The groups' retry topics are routable when the heartbeat is answered
 	// (registered before the client is recorded, as Java creates them first).
 	resp := b.routeResponse(retryTopic, "created", newest)
-	b.notifyConsumerIDsChanged(b.clients.heartbeat(conn, hb, time.Now()))
+	b.ensureHeartbeatGroups(hb)
+	changed := b.clients.heartbeat(conn, hb, time.Now())
+	b.clients.setClientMeta(hb.ClientID, req.Language, req.Version)
+	b.notifyConsumerIDsChanged(changed)
 	if resp != nil {
 		return resp, nil
 	}

@@ -30,6 +30,8 @@ type clientInfo struct {
 	lastUpdate     time.Time
 	consumerGroups map[string]struct{}
 	producerGroups map[string]struct{}
+	language       remoting.Language // of its last heartbeat (connection lists)
+	version        int32
 }
 
 type consumerGroup struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/acl"
 	"github.com/brokerlab/brokerlab/engine/ha"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -68,13 +69,39 @@ type Config struct {
 	FastFailureInterval time.Duration
 
 	// MaxReconsumeTimes is the retry count after which a message goes to
-	// %DLQ%<group>, unless the consumer sends its own (16).
+	// %DLQ%<group>, unless the consumer sends its own (16); a group with a
+	// subscription group config uses its retryMaxTimes instead.
 	MaxReconsumeTimes int32
+	// AutoCreateSubscriptionGroup creates a consumer group's subscription
+	// group config (persisted, defaults) on its first heartbeat or pull
+	// (autoCreateSubscriptionGroup, default true); with it off, pulls of an
+	// unconfigured group get SUBSCRIPTION_GROUP_NOT_EXIST.
+	AutoCreateSubscriptionGroup bool
 	// DelayLevels are the delays of levels 1..n (messageDelayLevel).
 	DelayLevels []time.Duration
 	// ScheduleCheckInterval bounds how long the delay scheduler sleeps
 	// without a wake-up (Java polls every 100 ms).
 	ScheduleCheckInterval time.Duration
+
+	// Timer messages (RocketMQ 5's TIMER_DELIVER_MS / TIMER_DELAY_SEC /
+	// TIMER_DELAY_MS; timer_service.go). TimerEnable is timerWheelEnable
+	// (off: such messages are refused with SYSTEM_ERROR); TimerPrecision is
+	// timerPrecisionMs, the slot a due time is rounded up to (a message is
+	// delivered no earlier than due and at most one precision later);
+	// TimerMaxDelay is timerMaxDelaySec (3 days: further is MESSAGE_ILLEGAL).
+	// TimerLoadWindow is how far ahead of now the service keeps due times in
+	// memory and TimerMaxLoaded caps that in-memory index (entries); beyond
+	// them messages stay only in the store and are rescanned later.
+	TimerEnable        bool
+	TimerPrecision     time.Duration
+	TimerMaxDelay      time.Duration
+	TimerLoadWindow    time.Duration
+	TimerMaxLoaded     int
+	TimerFlushInterval time.Duration // how often progress is checkpointed (timerFlushIntervalMs, 1 s)
+
+	// LitePullEnable serves LITE_PULL_MESSAGE (litePullMessageEnable); off,
+	// lite pulls get NO_PERMISSION. LitePullExecutor is its pool.
+	LitePullEnable bool
 
 	// Transactions (txn.go). TransactionCheckInterval is how often pending
 	// half messages are scanned (transactionCheckInterval, 60 s);
@@ -136,6 +163,12 @@ type Config struct {
 	Remoting remoting.ServerConfig
 	// Executors of the request classes (Java's pools).
 	SendExecutor, PullExecutor, HeartbeatExecutor, ClientManageExecutor, QueryExecutor remoting.ExecutorConfig
+	LitePullExecutor                                                                   remoting.ExecutorConfig
+
+	// ACL, if set, checks every request against RocketMQ's plain ACL
+	// (engine/acl, acl.go); refusals are answered NO_PERMISSION and nothing
+	// is done. Store new rules on the checker to change them live. nil = off.
+	ACL *acl.Checker
 
 	Logger *slog.Logger // nil = slog.Default()
 }
@@ -154,41 +187,50 @@ func DefaultConfig() Config {
 	}
 	cpus := runtime.NumCPU()
 	return Config{
-		BrokerName:               "broker-a",
-		ClusterName:              "DefaultCluster",
-		ListenAddr:               "127.0.0.1:10911",
-		RegisterInterval:         30 * time.Second,
-		RegisterTimeout:          3 * time.Second,
-		AutoCreateTopic:          true,
-		DefaultTopicQueueNums:    8,
-		LongPolling:              true,
-		MaxSuspend:               25 * time.Second,
-		ShortPollingTime:         time.Second,
-		LongPollingCheckInterval: 5 * time.Second,
-		SendWorkers:              16,
-		SendQueueSize:            10000,
-		SendQueueMaxWait:         200 * time.Millisecond,
-		FastFailureInterval:      10 * time.Millisecond,
-		MaxReconsumeTimes:        16,
-		DelayLevels:              levels,
-		ScheduleCheckInterval:    time.Second,
-		TransactionCheckInterval: 60 * time.Second,
-		TransactionTimeout:       6 * time.Second,
-		TransactionCheckMax:      15,
-		MaxBodySize:              4 << 20,
-		EnablePropertyFilter:     true,
-		StoreReplyMessage:        true,
-		Role:                     AsyncMaster,
-		SlaveTimeout:             3 * time.Second,
-		SlaveSyncInterval:        10 * time.Second,
-		ClientChannelExpiry:      120 * time.Second,
-		ClientScanInterval:       10 * time.Second,
-		Remoting:                 remoting.DefaultServerConfig(),
-		SendExecutor:             remoting.ExecutorConfig{Workers: 2, QueueSize: 10000},
-		PullExecutor:             remoting.ExecutorConfig{Workers: 16 + 2*cpus, QueueSize: 100000},
-		HeartbeatExecutor:        remoting.ExecutorConfig{Workers: max(2, min(32, cpus)), QueueSize: 50000},
-		ClientManageExecutor:     remoting.ExecutorConfig{Workers: 32, QueueSize: 1000000},
-		QueryExecutor:            remoting.ExecutorConfig{Workers: 8 + cpus, QueueSize: 20000},
+		BrokerName:                  "broker-a",
+		ClusterName:                 "DefaultCluster",
+		ListenAddr:                  "127.0.0.1:10911",
+		RegisterInterval:            30 * time.Second,
+		RegisterTimeout:             3 * time.Second,
+		AutoCreateTopic:             true,
+		DefaultTopicQueueNums:       8,
+		LongPolling:                 true,
+		MaxSuspend:                  25 * time.Second,
+		ShortPollingTime:            time.Second,
+		LongPollingCheckInterval:    5 * time.Second,
+		SendWorkers:                 16,
+		SendQueueSize:               10000,
+		SendQueueMaxWait:            200 * time.Millisecond,
+		FastFailureInterval:         10 * time.Millisecond,
+		MaxReconsumeTimes:           16,
+		AutoCreateSubscriptionGroup: true,
+		DelayLevels:                 levels,
+		ScheduleCheckInterval:       time.Second,
+		TimerEnable:                 true,
+		TimerPrecision:              time.Second,
+		TimerMaxDelay:               3 * 24 * time.Hour,
+		TimerLoadWindow:             time.Minute,
+		TimerMaxLoaded:              1 << 20,
+		TimerFlushInterval:          time.Second,
+		LitePullEnable:              true,
+		TransactionCheckInterval:    60 * time.Second,
+		TransactionTimeout:          6 * time.Second,
+		TransactionCheckMax:         15,
+		MaxBodySize:                 4 << 20,
+		EnablePropertyFilter:        true,
+		StoreReplyMessage:           true,
+		Role:                        AsyncMaster,
+		SlaveTimeout:                3 * time.Second,
+		SlaveSyncInterval:           10 * time.Second,
+		ClientChannelExpiry:         120 * time.Second,
+		ClientScanInterval:          10 * time.Second,
+		Remoting:                    remoting.DefaultServerConfig(),
+		SendExecutor:                remoting.ExecutorConfig{Workers: 2, QueueSize: 10000},
+		PullExecutor:                remoting.ExecutorConfig{Workers: 16 + 2*cpus, QueueSize: 100000},
+		LitePullExecutor:            remoting.ExecutorConfig{Workers: 16 + 2*cpus, QueueSize: 100000},
+		HeartbeatExecutor:           remoting.ExecutorConfig{Workers: max(2, min(32, cpus)), QueueSize: 50000},
+		ClientManageExecutor:        remoting.ExecutorConfig{Workers: 32, QueueSize: 1000000},
+		QueryExecutor:               remoting.ExecutorConfig{Workers: 8 + cpus, QueueSize: 20000},
 	}
 }
 
@@ -262,6 +304,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: transaction check interval and max must be positive, the timeout not negative", ErrBadConfig)
 	}
 	if err := c.validateHA(); err != nil {
+		return err
+	}
+	if err := c.validateTimer(); err != nil {
 		return err
 	}
 	for _, d := range c.DelayLevels {

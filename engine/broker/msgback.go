@@ -34,7 +34,7 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 		return conn.BadRequest(req, err)
 	}
 	if maxTimes < 0 {
-		maxTimes = b.cfg.MaxReconsumeTimes
+		maxTimes = b.groupRetryMaxTimes(group) // the group's retryMaxTimes (ops.go)
 	}
 	if err := record.ValidateTopic(RetryTopic(group)); err != nil {
 		return responsef(remoting.RespInvalidParameter, "bad consumer group %q: %v", group, err)

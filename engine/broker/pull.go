@@ -120,6 +120,9 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 	if fcode != remoting.RespSuccess {
 		return fail(fcode, "%s", remark)
 	}
+	if code, remark := b.checkConsumeGroup(p.group); code != remoting.RespSuccess { // ops.go
+		return fail(code, "%s", remark)
+	}
 	if allowSuspend && p.sysFlag&remoting.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
 		b.store.CommitConsumerOffset(p.group, p.topic, p.queueID, p.commitOffset)
 	}
@@ -128,6 +131,7 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 		maxNums = defaultPullBatch
 	}
 	res := b.store.Get(p.group, p.topic, p.queueID, p.offset, maxNums, filter)
+	b.rt.countGet(p.group, p.topic, res.Buffer)
 	code := b.slavePullCode(pullCode(res.Status, p.offset))
 	resp := pullResponse(code, res.Status.String(), res.NextBeginOffset, res.MinOffset, res.MaxOffset)
 	resp.Ext()["suggestWhichBrokerId"] = b.suggestBrokerID(res)
@@ -145,8 +149,8 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 
 // suspendTime is how long a pull that found nothing is held.
 func (b *Broker) suspendTime(requestedMillis int64) time.Duration {
-	if !b.cfg.LongPolling {
-		return b.cfg.ShortPollingTime
+	if !b.ops.longPolling.Load() { // cfg.LongPolling, live (ops_config.go)
+		return time.Duration(b.ops.shortPolling.Load())
 	}
 	d := time.Duration(requestedMillis) * time.Millisecond
 	if b.cfg.MaxSuspend > 0 {

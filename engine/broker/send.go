@@ -70,6 +70,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 
 	res, err := b.store.Put(ctx, m)
 	b.sendStored(sc, req, queueID, 1, res)
+	b.rt.countPut(h.Topic, 1, len(m.Body), res.Status.Stored())
 	resp = putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
 		ext := resp.Ext()
@@ -111,6 +112,9 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 		if resp := b.checkMessage(m); resp != nil {
 			return resp
 		}
+		if resp := refuseTimerInBatch(m); resp != nil {
+			return resp
+		}
 		msgs[i] = m
 	}
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
@@ -126,6 +130,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	}
 	res, err := b.store.PutBatch(ctx, msgs)
 	b.sendStored(sc, req, queueID, len(msgs), res)
+	b.rt.countPut(h.Topic, len(msgs), bodyBytes(msgs), res.Status.Stored())
 	resp = putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
 		var ids strings.Builder
@@ -180,7 +185,7 @@ func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32
 		switch {
 		case isRetryTopic(topic):
 			tc, _, ver, err = b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1))
-		case b.cfg.AutoCreateTopic:
+		case b.ops.autoCreateTopic.Load(): // cfg.AutoCreateTopic, live (ops_config.go)
 			def, found := b.topics.get(defaultTopic)
 			if !found || def.Perm&namesrv.PermInherit == 0 {
 				return tc, responsef(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
@@ -236,7 +241,7 @@ func (b *Broker) pickQueue(tc namesrv.TopicConfig, queueID int32) (int32, *remot
 // the max is the header's maxReconsumeTimes when present, else the
 // broker's.
 func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHeader, ext remoting.ExtFields) *remoting.Command {
-	maxTimes := b.cfg.MaxReconsumeTimes
+	maxTimes := b.groupRetryMaxTimes(strings.TrimPrefix(m.Topic, record.RetryTopicPrefix))
 	if _, ok := ext["l"]; ok {
 		maxTimes = h.MaxReconsumeTimes
 	} else if _, ok := ext["maxReconsumeTimes"]; ok {

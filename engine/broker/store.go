@@ -65,6 +65,15 @@ type MessageStore interface {
 	ConsumerOffset(group, topic string, queueID int32) (int64, bool)
 	// CommitConsumerOffset records a consumer offset (persisted by the store).
 	CommitConsumerOffset(group, topic string, queueID int32, offset int64)
+	// OffsetGroups returns the consumer groups with offsets stored for topic.
+	OffsetGroups(topic string) []string
+	// DeleteGroupOffsets removes every stored offset of a consumer group.
+	DeleteGroupOffsets(group string) error
+	// DeleteTopicData removes a topic's messages as far as readers can
+	// see: its consume queues (a new message of the topic gets queue
+	// offset 0, old ones are never served again) and every group's
+	// offsets on it. The topic's config is DeleteTopicConfig's.
+	DeleteTopicData(topic string) error
 
 	// Close flushes, persists offsets and configs, and releases the store.
 	Close() error

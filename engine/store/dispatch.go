@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,9 @@ const dispatchChunk = 1 << 20
 // Close's final drain inside that goroutine).
 type dispatcher struct {
 	from atomic.Int64 // reputFromOffset: next commit-log offset to dispatch
+	// mu is held by the reput goroutine for each round; DeleteTopicData
+	// takes it to drop a topic's queues from topics and the store.
+	mu sync.Mutex
 
 	wake chan struct{}
 	stop chan struct{}
@@ -106,7 +110,10 @@ func (s *Store) reputLoop() {
 	for {
 		select {
 		case <-s.disp.stop:
-			if _, err := s.reputUntil(s.reputEnd(), true); err != nil {
+			s.disp.mu.Lock()
+			_, err := s.reputUntil(s.reputEnd(), true)
+			s.disp.mu.Unlock()
+			if err != nil {
 				s.cfg.Logger.Error("store: final dispatch", "err", err)
 			}
 			s.advancePhysicTS()
@@ -117,7 +124,10 @@ func (s *Store) reputLoop() {
 		if s.disp.paused.Load() {
 			continue
 		}
-		if _, err := s.reputUntil(s.reputEnd(), true); err != nil {
+		s.disp.mu.Lock()
+		_, err := s.reputUntil(s.reputEnd(), true)
+		s.disp.mu.Unlock()
+		if err != nil {
 			s.disp.errors.Add(1)
 			if off := s.disp.from.Load(); off != s.disp.lastErrOff {
 				s.disp.lastErrOff = off
@@ -332,6 +342,9 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 	}
 	tx := record.TransactionType(rec.SysFlag)
 	isConsumable := tx == record.TransactionNot || tx == record.TransactionCommit
+	if off < s.deletedBelow(tq.name) {
+		return nil // a deleted incarnation of the topic (DeleteTopicData)
+	}
 	if isConsumable {
 		q := tq.queues[rec.QueueID]
 		if q == nil {

@@ -196,7 +196,7 @@ func (s *Store) QueryMessage(topic, key string, maxNum int, begin, end int64) (Q
 		if rec, err = record.Decode(b, true); err != nil || rec.PhysicalOffset != off {
 			continue
 		}
-		if string(rec.Topic) != topic || !hasKey(&rec, key) {
+		if string(rec.Topic) != topic || !hasKey(&rec, key) || off < s.deletedBelow(topic) {
 			continue
 		}
 		res.Buffer = append(res.Buffer, b...)

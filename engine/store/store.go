@@ -48,7 +48,11 @@ type Store struct {
 	diskFull atomic.Bool
 	slave    atomic.Bool // a replica: puts refused, the log grows by ReplicaAppend (ha.go)
 
-	disp     dispatcher
+	disp dispatcher
+	// tombs maps deleted topics to the commit-log offset of their deletion
+	// (copy-on-write; nil when none); deleteMu serializes DeleteTopicData.
+	tombs    atomic.Pointer[map[string]int64]
+	deleteMu sync.Mutex
 	arriving atomic.Pointer[func(topic string, queueID int32, maxOffset int64)]
 
 	// Checkpoint timestamps (ms).
@@ -108,6 +112,9 @@ func (s *Store) open() error {
 		return err
 	}
 	if s.offsets, err = loadOffsets(fsys, cfg.Root); err != nil {
+		return err
+	}
+	if err := s.loadTombstones(); err != nil {
 		return err
 	}
 	if err := s.recover(); err != nil {

@@ -1,0 +1,66 @@
+package broker
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// setClientMeta records the language and version a client's heartbeat
+// command carried (Java's ClientChannelInfo), for the connection lists.
+func (t *clientTable) setClientMeta(clientID string, lang remoting.Language, version int32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ci := t.mu.clients[clientID]; ci != nil {
+		ci.language, ci.version = lang, version
+	}
+}
+
+// REQUIRES: t.mu held.
+func (t *clientTable) connectionLocked(id string) (Connection, bool) {
+	ci := t.mu.clients[id]
+	if ci == nil {
+		return Connection{}, false
+	}
+	c := Connection{ClientID: id, Language: ci.language.String(), Version: ci.version}
+	if ci.conn != nil {
+		c.ClientAddr = ci.conn.RemoteAddr().String()
+	}
+	return c, true
+}
+
+// consumerConnection describes a consumer group's live members and
+// subscriptions (GET_CONSUMER_CONNECTION_LIST); false when none is online.
+func (t *clientTable) consumerConnection(group string) (ConsumerConnection, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.mu.consumers[group]
+	if g == nil || len(g.members) == 0 {
+		return ConsumerConnection{}, false
+	}
+	cc := ConsumerConnection{ConnectionSet: []Connection{}, ConsumeFromWhere: g.consumeFromWhere, ConsumeType: g.consumeType,
+		MessageModel: g.messageModel, SubscriptionTable: map[string]SubscriptionDataJSON{}}
+	for _, id := range slices.Sorted(maps.Keys(g.members)) {
+		if c, ok := t.connectionLocked(id); ok {
+			cc.ConnectionSet = append(cc.ConnectionSet, c)
+		}
+	}
+	for topic, s := range g.subs {
+		cc.SubscriptionTable[topic] = subscriptionJSON(s)
+	}
+	return cc, true
+}
+
+// producerConnections lists a producer group's live clients.
+func (t *clientTable) producerConnections(group string) []Connection {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Connection
+	for _, id := range slices.Sorted(maps.Keys(t.mu.producers[group])) {
+		if c, ok := t.connectionLocked(id); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,268 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/namesrv"
+)
+
+// SubscriptionGroupFile is the name of the subscription group table under
+// the store's config directory, RocketMQ's subscriptionGroup.json:
+//
+//	{"dataVersion":{"counter":N,"stateVersion":0,"timestamp":ms},
+//	 "forbiddenTable":{},
+//	 "subscriptionGroupTable":{"<group>":<SubscriptionGroupConfig>, ...}}
+//
+// It is rewritten atomically (engine/store WriteConfigFile, keeping a .bak)
+// on every change.
+const SubscriptionGroupFile = "subscriptionGroup.json"
+
+// SubscriptionGroupConfig is RocketMQ's SubscriptionGroupConfig as fastjson
+// writes it (fields in alphabetical order; nulls left out). groupRetryPolicy
+// and subscriptionDataSet are kept as given.
+type SubscriptionGroupConfig struct {
+	Attributes                     map[string]string `json:"attributes"`
+	BrokerID                       int64             `json:"brokerId"`
+	ConsumeBroadcastEnable         bool              `json:"consumeBroadcastEnable"`
+	ConsumeEnable                  bool              `json:"consumeEnable"`
+	ConsumeFromMinEnable           bool              `json:"consumeFromMinEnable"`
+	ConsumeMessageOrderly          bool              `json:"consumeMessageOrderly"`
+	ConsumeTimeoutMinute           int32             `json:"consumeTimeoutMinute"`
+	GroupName                      string            `json:"groupName"`
+	GroupRetryPolicy               json.RawMessage   `json:"groupRetryPolicy,omitempty"`
+	GroupSysFlag                   int32             `json:"groupSysFlag"`
+	NotifyConsumerIdsChangedEnable bool              `json:"notifyConsumerIdsChangedEnable"`
+	RetryMaxTimes                  int32             `json:"retryMaxTimes"`
+	RetryQueueNums                 int32             `json:"retryQueueNums"`
+	SubscriptionDataSet            json.RawMessage   `json:"subscriptionDataSet,omitempty"`
+	WhichBrokerWhenConsumeSlowly   int64             `json:"whichBrokerWhenConsumeSlowly"`
+}
+
+// DefaultSubscriptionGroupConfig is a new group's config with Java's
+// defaults: consume, consume from min and broadcast enabled, one retry
+// queue, 16 retries, master reads, slave 1 when slow, notifications on,
+// a 15-minute consume timeout and the CUSTOMIZED retry policy.
+func DefaultSubscriptionGroupConfig(name string) SubscriptionGroupConfig {
+	return SubscriptionGroupConfig{
+		Attributes: map[string]string{}, ConsumeBroadcastEnable: true, ConsumeEnable: true, ConsumeFromMinEnable: true,
+		ConsumeTimeoutMinute: 15, GroupName: name, GroupRetryPolicy: json.RawMessage(`{"type":"CUSTOMIZED"}`),
+		NotifyConsumerIdsChangedEnable: true, RetryMaxTimes: 16, RetryQueueNums: 1, WhichBrokerWhenConsumeSlowly: 1,
+	}
+}
+
+// DecodeSubscriptionGroupConfig parses an UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+// body: fields it leaves out keep their defaults, as fastjson fills a new
+// Java object.
+func DecodeSubscriptionGroupConfig(body []byte) (SubscriptionGroupConfig, error) {
+	c := DefaultSubscriptionGroupConfig("")
+	if err := json.Unmarshal(body, &c); err != nil {
+		return c, fmt.Errorf("broker: subscription group config: %w", err)
+	}
+	if c.Attributes == nil {
+		c.Attributes = map[string]string{}
+	}
+	return c, nil
+}
+
+// SubscriptionGroupWrapper is the GET_ALL_SUBSCRIPTIONGROUP_CONFIG body and
+// the subscriptionGroup.json content.
+type SubscriptionGroupWrapper struct {
+	DataVersion            namesrv.DataVersion                `json:"dataVersion"`
+	ForbiddenTable         map[string]map[string]int32        `json:"forbiddenTable"`
+	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
+}
+
+// groupNamePattern is the 5.x rule for group names (TopicValidator /
+// SubscriptionGroupManager): letters, digits, '%', '|', '_' and '-'.
+var groupNamePattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
+
+// maxGroupNameLength is the 5.x limit on a group name.
+const maxGroupNameLength = 120
+
+// errBadGroupName is returned for a name the 5.x broker refuses.
+var errBadGroupName = errors.New("broker: invalid subscription group name")
+
+func validateGroupName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: the group name is blank", errBadGroupName)
+	case len(name) > maxGroupNameLength:
+		return fmt.Errorf("%w: the group name %q is longer than %d characters", errBadGroupName, name, maxGroupNameLength)
+	case !groupNamePattern.MatchString(name):
+		return fmt.Errorf("%w: the group name %q contains characters outside %s", errBadGroupName, name, groupNamePattern)
+	}
+	return nil
+}
+
+// subGroupTable is the broker's SubscriptionGroupManager: the configured
+// consumer groups, persisted through save (nil: kept in memory only, for
+// stores without a config directory). Safe for concurrent use; writes are
+// serialized by saveMu so the file always holds the newest table.
+type subGroupTable struct {
+	save func([]byte) error
+
+	saveMu sync.Mutex // held across a change and its write
+	mu     struct {
+		sync.RWMutex
+		table     map[string]SubscriptionGroupConfig
+		forbidden map[string]map[string]int32
+		version   namesrv.DataVersion
+	}
+}
+
+// loadSubGroupTable builds the table from a file's content (nil: empty).
+func loadSubGroupTable(content []byte, save func([]byte) error) (*subGroupTable, error) {
+	t := &subGroupTable{save: save}
+	t.mu.table = map[string]SubscriptionGroupConfig{}
+	t.mu.forbidden = map[string]map[string]int32{}
+	t.mu.version = namesrv.DataVersion{Timestamp: time.Now().UnixMilli()}
+	if len(content) == 0 {
+		return t, nil
+	}
+	var w SubscriptionGroupWrapper
+	if err := json.Unmarshal(content, &w); err != nil {
+		return nil, fmt.Errorf("broker: %s: %w", SubscriptionGroupFile, err)
+	}
+	for name, c := range w.SubscriptionGroupTable {
+		if c.GroupName == "" {
+			c.GroupName = name
+		}
+		if c.Attributes == nil {
+			c.Attributes = map[string]string{}
+		}
+		t.mu.table[name] = c
+	}
+	if w.ForbiddenTable != nil {
+		t.mu.forbidden = w.ForbiddenTable
+	}
+	t.mu.version = w.DataVersion
+	return t, nil
+}
+
+func (t *subGroupTable) get(name string) (SubscriptionGroupConfig, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	c, ok := t.mu.table[name]
+	return c, ok
+}
+
+// put stores c (creating or replacing its group) and persists the table.
+func (t *subGroupTable) put(c SubscriptionGroupConfig) error {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	t.mu.Lock()
+	old, existed := t.mu.table[c.GroupName]
+	t.mu.table[c.GroupName] = c
+	t.bumpLocked()
+	t.mu.Unlock()
+	if err := t.persistLocked(); err != nil {
+		t.mu.Lock()
+		if existed {
+			t.mu.table[c.GroupName] = old
+		} else {
+			delete(t.mu.table, c.GroupName)
+		}
+		t.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// createIfAbsent stores DefaultSubscriptionGroupConfig(name) unless the
+// group exists, and returns the config in force.
+func (t *subGroupTable) createIfAbsent(name string) (SubscriptionGroupConfig, error) {
+	if c, ok := t.get(name); ok {
+		return c, nil
+	}
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	if c, ok := t.get(name); ok {
+		return c, nil
+	}
+	c := DefaultSubscriptionGroupConfig(name)
+	t.mu.Lock()
+	t.mu.table[name] = c
+	t.bumpLocked()
+	t.mu.Unlock()
+	if err := t.persistLocked(); err != nil {
+		t.mu.Lock()
+		delete(t.mu.table, name)
+		t.mu.Unlock()
+		return c, err
+	}
+	return c, nil
+}
+
+// delete removes a group (false if there was none) and persists the table.
+func (t *subGroupTable) delete(name string) (bool, error) {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	t.mu.Lock()
+	old, ok := t.mu.table[name]
+	if ok {
+		delete(t.mu.table, name)
+		delete(t.mu.forbidden, name)
+		t.bumpLocked()
+	}
+	t.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	if err := t.persistLocked(); err != nil {
+		t.mu.Lock()
+		t.mu.table[name] = old
+		t.mu.Unlock()
+		return false, err
+	}
+	return true, nil
+}
+
+// names returns the configured groups, sorted.
+func (t *subGroupTable) names() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Sorted(maps.Keys(t.mu.table))
+}
+
+// wrapper returns a copy of the table with its version.
+func (t *subGroupTable) wrapper() SubscriptionGroupWrapper {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	w := SubscriptionGroupWrapper{
+		DataVersion:            t.mu.version,
+		ForbiddenTable:         make(map[string]map[string]int32, len(t.mu.forbidden)),
+		SubscriptionGroupTable: maps.Clone(t.mu.table),
+	}
+	for g, m := range t.mu.forbidden {
+		w.ForbiddenTable[g] = maps.Clone(m)
+	}
+	return w
+}
+
+// REQUIRES: t.mu held for writing.
+func (t *subGroupTable) bumpLocked() {
+	t.mu.version.Counter++
+	t.mu.version.Timestamp = time.Now().UnixMilli()
+}
+
+// REQUIRES: t.saveMu held.
+func (t *subGroupTable) persistLocked() error {
+	if t.save == nil {
+		return nil
+	}
+	b, err := json.MarshalIndent(t.wrapper(), "", "\t")
+	if err != nil {
+		return fmt.Errorf("broker: encode subscription groups: %w", err)
+	}
+	if err := t.save(b); err != nil {
+		return fmt.Errorf("broker: persist subscription groups: %w", err)
+	}
+	return nil
+}
