@@ -60,7 +60,7 @@ func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
 	b.server.RegisterProcessor(code, remoting.ProcessorFunc(func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 		if !b.ready.Load() {
 			resp := remoting.NewResponse(remoting.RespServiceNotAvailable, "broker is not serving (starting or stopping)")
-			if code == remoting.ReqPullMessage {
+			if code == remoting.ReqPullMessage || code == remoting.ReqLitePullMessage {
 				echoPullOffset(resp, req)
 			}
 			return resp, nil

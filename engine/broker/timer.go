@@ -1,13 +1,185 @@
 package broker
 
 import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// registerTimer registers LITE_PULL_MESSAGE and the timer service's codes.
-func (b *Broker) registerTimer() {}
+// TimerTopic is RocketMQ 5's timer system topic (TimerMessageStore.TIMER_TOPIC):
+// queue 0 holds every timer message until it is due, queue 1 the timer
+// service's checkpoints (timer_checkpoint.go).
+const TimerTopic = "rmq_sys_wheel_timer"
+
+// Timer message properties (MessageConst). A producer sets one of
+// TIMER_DELIVER_MS (absolute, ms since the epoch), TIMER_DELAY_SEC or
+// TIMER_DELAY_MS (relative to the broker's clock at arrival); the broker adds
+// TIMER_OUT_MS (the delivery slot) when it diverts the message to TimerTopic,
+// and TIMER_ENQUEUE_MS / TIMER_DEQUEUE_MS to the copy it delivers.
+const (
+	PropertyTimerDeliverMS = "TIMER_DELIVER_MS"
+	PropertyTimerDelaySec  = "TIMER_DELAY_SEC"
+	PropertyTimerDelayMS   = "TIMER_DELAY_MS"
+	PropertyTimerOutMS     = "TIMER_OUT_MS"
+	PropertyTimerEnqueueMS = "TIMER_ENQUEUE_MS"
+	PropertyTimerDequeueMS = "TIMER_DEQUEUE_MS"
+	PropertyTimerDelUniq   = "TIMER_DEL_UNIQKEY"
+)
+
+// registerTimer registers LITE_PULL_MESSAGE (361): Java's
+// PullMessageProcessor serves it exactly as PULL_MESSAGE (same header, same
+// long polling: the lite pull consumer sets the suspend flag and
+// brokerSuspendMaxTimeMillis), on its own executor, refused with
+// NO_PERMISSION when litePullMessageEnable is off.
+func (b *Broker) registerTimer() {
+	ex := b.server.NewExecutor("lite-pull", b.cfg.LitePullExecutor)
+	b.handle(remoting.ReqLitePullMessage, b.litePullMessage, ex)
+}
+
+func (b *Broker) litePullMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	if !b.cfg.LitePullEnable {
+		resp := responsef(remoting.RespNoPermission, "the broker[%s] for lite pull consumer is forbidden", b.addr)
+		echoPullOffset(resp, req)
+		return resp, nil
+	}
+	return b.pullMessage(ctx, conn, req)
+}
+
+// isTimerMessage reports whether props ask for timer delivery: one of the
+// three TIMER_* request properties and no TIMER_OUT_MS (a message the timer
+// already delivered, sent on again, is not timed twice: HookUtils'
+// double check).
+func isTimerMessage(props string) bool {
+	if _, ok := record.Property(props, PropertyTimerOutMS); ok {
+		return false
+	}
+	for _, name := range [...]string{PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS} {
+		if _, ok := record.Property(props, name); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // applyTimer diverts a message carrying TIMER_DELIVER_MS / TIMER_DELAY_SEC /
 // TIMER_DELAY_MS to the timer store, or refuses it; nil means "store as is".
-func (b *Broker) applyTimer(m *record.Message) *remoting.Command { return nil }
+//
+// As HookUtils.handleScheduleMessage: a DELAY level wins (applyDelay already
+// moved the message to the schedule topic; its timer properties are
+// dropped); half and rollback transaction messages are left alone (the
+// commit is timed); TIMER_DELAY_SEC is read first, then TIMER_DELAY_MS, then
+// TIMER_DELIVER_MS. Unlike Java, which rounds the due time down to the
+// precision (delivering up to one precision early), the slot here is the due
+// time rounded up: never early, at most one precision late. A due time not
+// in the future is stored in its topic at once.
+func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
+	if m.Topic == TimerTopic {
+		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+	}
+	if !isTimerMessage(m.Properties) {
+		return nil
+	}
+	if m.Topic == ScheduleTopic {
+		m.Properties = removeProperties(m.Properties, PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
+		return nil
+	}
+	if tt := record.TransactionType(m.SysFlag); tt == record.TransactionPrepared || tt == record.TransactionRollback {
+		return nil
+	}
+	if !b.cfg.TimerEnable {
+		return responsef(remoting.RespSystemError, "accurate timer message is not enabled, timerWheelEnable is false")
+	}
+	now := time.Now().UnixMilli()
+	deliver, err := timerDeliverMS(m.Properties, now)
+	if err != nil {
+		return responsef(remoting.RespMessageIllegal, "timer message illegal: %v", err)
+	}
+	if deliver <= now {
+		if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
+			return responsef(remoting.RespMessageIllegal, "timer message illegal: a delete (%s) must be due in the future", PropertyTimerDelUniq)
+		}
+		return nil
+	}
+	if maxMS := b.cfg.TimerMaxDelay.Milliseconds(); deliver-now > maxMS {
+		return responsef(remoting.RespMessageIllegal,
+			"timer message illegal, the delay time should not be bigger than the max delay %dms (timerMaxDelaySec), asked %dms", maxMS, deliver-now)
+	}
+	if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
+		return responsef(remoting.RespMessageIllegal, "timer message illegal: deleting a timer message (%s) is not supported by this broker", PropertyTimerDelUniq)
+	}
+	slot := timerSlot(deliver, b.cfg.TimerPrecision.Milliseconds())
+	props := record.AppendProperty([]byte(m.Properties), PropertyTimerOutMS, strconv.FormatInt(slot, 10))
+	props = record.AppendProperty(props, record.PropertyRealTopic, m.Topic)
+	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.Properties = string(props)
+	m.Topic, m.QueueID = TimerTopic, timerMessageQueue
+	return nil
+}
+
+// refuseTimerInBatch answers a batch item that asks for timer delivery:
+// batches are stored as one unit and cannot be timed per item (Java ignores
+// the properties and delivers at once; refusing is never early).
+func refuseTimerInBatch(m *record.Message) *remoting.Command {
+	if isTimerMessage(m.Properties) {
+		return responsef(remoting.RespMessageIllegal, "timer message illegal: a batch cannot carry %s/%s/%s",
+			PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
+	}
+	return nil
+}
+
+// timerDeliverMS is the absolute due time of a timer message.
+func timerDeliverMS(props string, now int64) (int64, error) {
+	parse := func(name string) (int64, bool, error) {
+		v, ok := record.Property(props, name)
+		if !ok {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, true, fmt.Errorf("%s %q is not an integer", name, v)
+		}
+		return n, true, nil
+	}
+	if n, ok, err := parse(PropertyTimerDelaySec); ok || err != nil {
+		if n > (1<<62)/1000 || n < -(1<<62)/1000 {
+			return 0, fmt.Errorf("%s %d is out of range", PropertyTimerDelaySec, n)
+		}
+		return now + n*1000, err
+	}
+	if n, ok, err := parse(PropertyTimerDelayMS); ok || err != nil {
+		if n > 1<<62 || n < -(1<<62) {
+			return 0, fmt.Errorf("%s %d is out of range", PropertyTimerDelayMS, n)
+		}
+		return now + n, err
+	}
+	n, _, err := parse(PropertyTimerDeliverMS)
+	return n, err
+}
+
+// timerSlot rounds deliverMS up to a multiple of precisionMS.
+func timerSlot(deliverMS, precisionMS int64) int64 {
+	if precisionMS <= 1 {
+		return deliverMS
+	}
+	return (deliverMS + precisionMS - 1) / precisionMS * precisionMS
+}
+
+func (c *Config) validateTimer() error {
+	switch {
+	case c.TimerPrecision < time.Millisecond || c.TimerPrecision > time.Second:
+		return fmt.Errorf("%w: timer precision must be between 1ms and 1s, got %v", ErrBadConfig, c.TimerPrecision)
+	case c.TimerMaxDelay <= 0:
+		return fmt.Errorf("%w: timer max delay must be positive", ErrBadConfig)
+	case c.TimerLoadWindow < 2*c.TimerPrecision:
+		return fmt.Errorf("%w: timer load window %v must be at least two precisions", ErrBadConfig, c.TimerLoadWindow)
+	case c.TimerMaxLoaded < 16:
+		return fmt.Errorf("%w: timer max loaded must be at least 16", ErrBadConfig)
+	case c.TimerFlushInterval <= 0:
+		return fmt.Errorf("%w: timer flush interval must be positive", ErrBadConfig)
+	}
+	return nil
+}

@@ -17,6 +17,8 @@ var knownExtKeys = func() map[string]string {
 		// offsets, heartbeat, name server
 		"offset", "timestamp", "group", "delayLevel", "originMsgId", "originTopic", "clientID",
 		"brokerAddr", "clusterName", "haServerAddr", "brokerId", "bodyCrc32", "masterAddr",
+		// the header's own members
+		"code", "language", "version", "opaque", "remark", "extFields", "serializeTypeCurrentRPC",
 	} {
 		m[k] = k
 	}

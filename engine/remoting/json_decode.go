@@ -24,14 +24,19 @@ const maxJSONDepth = 10000
 // into its field is recorded as the command's HeaderErr (ErrBadHeaderField):
 // the request is answered, not the connection closed. The fuzz test checks
 // the decoder against a model built on encoding/json.
+//
+// Values without escapes are substrings of one string copy of the whole
+// header (text), so a header costs one allocation for all of its values
+// instead of one per value; keys come from the intern table.
 type jsonDecoder struct {
 	data     []byte
+	text     string // string(data), made once: plain values are its substrings
 	pos      int
 	fieldErr error // first member of the wrong type (the object itself is valid)
 }
 
 func decodeJSONHeader(data []byte, c *Command) error {
-	d := jsonDecoder{data: data}
+	d := jsonDecoder{data: data, text: string(data)}
 	d.skipWS()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		return d.errorf("header is not a JSON object")
@@ -106,7 +111,7 @@ func (d *jsonDecoder) headerObject(c *Command) error {
 	}
 	for {
 		d.skipWS()
-		key, err := d.str()
+		key, err := d.key()
 		if err != nil {
 			return err
 		}
@@ -236,7 +241,7 @@ func (d *jsonDecoder) scalarText() (text string, ok bool, err error) {
 		if _, err := d.number(); err != nil {
 			return "", false, err
 		}
-		return string(d.data[start:d.pos]), true, nil
+		return d.sub(start, d.pos), true, nil
 	}
 	return "", false, nil
 }
@@ -491,7 +496,10 @@ func (d *jsonDecoder) key() (string, error) {
 		for p := d.pos + 1; p < len(data); p++ {
 			b := data[p]
 			if b == '"' {
-				k := internKey(data[d.pos+1 : p])
+				k, ok := knownExtKeys[string(data[d.pos+1:p])]
+				if !ok {
+					k = d.sub(d.pos+1, p)
+				}
 				d.pos = p + 1
 				return k, nil
 			}
@@ -517,7 +525,7 @@ func (d *jsonDecoder) str() (string, error) {
 		b := data[p]
 		if b == '"' {
 			d.pos = p + 1
-			return string(data[start:p]), nil
+			return d.sub(start, p), nil
 		}
 		if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
 			break
@@ -599,6 +607,15 @@ func (d *jsonDecoder) str() (string, error) {
 			p += size
 		}
 	}
+}
+
+// sub is data[i:j] as a string: a substring of text when the decoder has
+// it (no allocation), a copy otherwise.
+func (d *jsonDecoder) sub(i, j int) string {
+	if len(d.text) == len(d.data) {
+		return d.text[i:j]
+	}
+	return string(d.data[i:j])
 }
 
 // hex4 decodes four hex digits, or returns -1.

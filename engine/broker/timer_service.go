@@ -1,0 +1,459 @@
+package broker
+
+import (
+	"container/heap"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/record"
+)
+
+// timerService delivers the messages applyTimer parked in TimerTopic's
+// queue 0 (RocketMQ 5's TimerMessageStore, reduced): when a message's slot
+// (TIMER_OUT_MS) has come it is stored again in its REAL_TOPIC / REAL_QID
+// with the timer's delivery properties, keeping its UNIQ_KEY (the client's
+// message id).
+//
+// Design. Queue 0 is in arrival order, not due order. One goroutine owns all
+// state:
+//
+//   - an in-memory min-heap of (slot, queue offset) holding every scanned,
+//     undelivered message due at or before the window end wend (about
+//     now + TimerLoadWindow);
+//   - scanned, the queue offset up to which queue 0 has been read;
+//   - minFar, the smallest offset of a scanned message due after wend (such
+//     messages are not in memory; nothing below minFar is).
+//
+// New arrivals (woken by the store's arriving listener) are read from
+// scanned on; when now comes within half a window of wend and far messages
+// exist, the queue is read again from minFar to load the next window (one
+// pass over the pending backlog per half window). The heap is capped at
+// TimerMaxLoaded entries: past it the window shrinks to the first half of
+// the loaded due times and the rest become far again. So memory is bounded
+// by TimerMaxLoaded × 16 bytes (plus entries already due, which are
+// delivered at once) whatever the number of pending timers; the store keeps
+// the messages themselves.
+//
+// Due messages are delivered in (slot, offset) order as soon as the clock
+// reaches the slot (never before: applyTimer rounds the due time up to the
+// precision). Progress is checkpointed (timer_checkpoint.go) every
+// TimerFlushInterval when it changed and at shutdown, so a clean restart
+// delivers each message exactly once; after a crash the messages delivered
+// since the surviving checkpoint are delivered again (at least once, as
+// Java). A message whose slot passed while the broker was down is delivered
+// as soon as it is loaded again.
+//
+// Limits: the timer messages live in the commit log, so one older than the
+// store's retention (fileReservedTime, 72 h by default, the same as
+// timerMaxDelaySec) may be cleaned away before it is due; the checkpoint is
+// rewritten at least hourly so retention never removes the newest one.
+type timerService struct {
+	b       *Broker
+	wake    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	started atomic.Bool
+
+	// Loop state, owned by the service goroutine.
+	heap    timerHeap
+	last    timerEntry // the greatest (slot, offset) delivered
+	scanned int64
+	wend    int64
+	minFar  int64 // noFar when none
+	written timerCheckpoint
+	wroteAt time.Time
+
+	delivered atomic.Int64 // messages re-stored in their real topic
+	loaded    atomic.Int64 // entries in the heap
+	pending   atomic.Int64 // scanned, not yet delivered: heap plus far (far counted at scans)
+	far       int64
+}
+
+const (
+	noFar                    = math.MaxInt64
+	timerScanBatch           = 64
+	timerRetryWait           = 100 * time.Millisecond
+	timerCheckpointRefresh   = time.Hour
+	timerCheckpointGroupName = TimerTopic
+)
+
+// timerEntry is a loaded message: its slot and its offset in queue 0.
+type timerEntry struct{ due, off int64 }
+
+func (a timerEntry) less(b timerEntry) bool { return a.due < b.due || (a.due == b.due && a.off < b.off) }
+
+type timerHeap []timerEntry
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].less(h[j]) }
+func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timerEntry)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+func newTimerService(b *Broker) *timerService {
+	return &timerService{b: b, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// start runs the service; stop ends it (writing a last checkpoint). A
+// service never started is stopped at once.
+func (s *timerService) start() {
+	s.started.Store(true)
+	go func() {
+		defer close(s.done)
+		s.run()
+	}()
+}
+
+func (s *timerService) stop() {
+	s.once.Do(func() { close(s.quit) })
+	if s.started.Load() {
+		<-s.done
+	}
+}
+
+// notify tells the service queue 0 grew. It never blocks.
+func (s *timerService) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func nowMS() int64 { return time.Now().UnixMilli() }
+
+func (s *timerService) run() {
+	s.recover()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		s.scanTail()
+		s.extendWindow()
+		retry := !s.deliverDue()
+		s.checkpoint(false)
+
+		wait := s.b.cfg.TimerFlushInterval
+		now := nowMS()
+		if len(s.heap) > 0 {
+			wait = min(wait, time.Duration(s.heap[0].due-now)*time.Millisecond)
+		}
+		if s.minFar != noFar {
+			wait = min(wait, time.Duration(s.extendAt()-now)*time.Millisecond)
+		}
+		if retry {
+			wait = min(wait, timerRetryWait)
+		}
+		if wait <= 0 {
+			select {
+			case <-s.quit:
+				s.checkpoint(true)
+				return
+			default:
+				continue
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-s.quit:
+			s.checkpoint(true)
+			return
+		case <-s.wake:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+func (s *timerService) window() int64 { return s.b.cfg.TimerLoadWindow.Milliseconds() }
+
+// recover loads the checkpoint and the undelivered messages it implies.
+func (s *timerService) recover() {
+	st := s.b.store
+	ck, ok := s.readCheckpoint()
+	if !ok {
+		ck = emptyTimerCheckpoint(st.MinOffset(TimerTopic, timerMessageQueue))
+	}
+	s.written, s.wroteAt = ck, time.Now()
+	s.last = timerEntry{ck.DeliveredDueMS, ck.DeliveredOffset}
+	s.scanned = max(ck.LowOffset, st.MinOffset(TimerTopic, timerMessageQueue))
+	s.wend = nowMS() + s.window()
+	s.minFar = noFar
+	s.scan(s.scanned, math.MinInt64, func(e timerEntry) { // [low, end): all not yet delivered
+		if !ck.delivered(e) {
+			s.admit(e)
+		}
+	})
+	s.b.log.Info("timer service recovered", "checkpoint", ok, "low", ck.LowOffset, "scanned", s.scanned,
+		"loaded", len(s.heap), "far", s.far)
+}
+
+// scanTail reads the messages that arrived since the last scan.
+func (s *timerService) scanTail() {
+	s.scan(s.scanned, math.MinInt64, s.admit)
+}
+
+// extendWindow moves the window end to now + TimerLoadWindow once now is
+// within half a window of it, loading the far messages that fall into the
+// new window (one pass over queue 0 from minFar).
+func (s *timerService) extendWindow() {
+	now := nowMS()
+	if now < s.extendAt() {
+		return
+	}
+	old := s.wend
+	s.wend = now + s.window()
+	if s.minFar == noFar {
+		return
+	}
+	from, end := s.minFar, s.scanned
+	s.minFar, s.far = noFar, 0
+	s.scan(from, old, s.admit)
+	if s.scanned != end {
+		panic("broker: timer rescan moved the scanned offset") // scan stops at the end it was given
+	}
+}
+
+// extendAt is when the window is extended: half a window before its end,
+// unless the index is more than a quarter full (after a shrink), then only
+// one precision before its end, so a saturated index is rescanned once per
+// quarter of it delivered rather than in a loop.
+func (s *timerService) extendAt() int64 {
+	if len(s.heap) > s.b.cfg.TimerMaxLoaded/4 {
+		return s.wend - s.b.cfg.TimerPrecision.Milliseconds()
+	}
+	return s.wend - s.window()/2
+}
+
+// scan reads queue 0 from offset from up to s.scanned (a rescan, when
+// above > MinInt64: only messages due after above are passed to fn) or, for
+// a tail scan (from == s.scanned), to the queue's end, advancing s.scanned.
+func (s *timerService) scan(from, above int64, fn func(timerEntry)) {
+	st := s.b.store
+	tail := from == s.scanned && above == math.MinInt64
+	end := s.scanned
+	for off := from; tail || off < end; {
+		n := timerScanBatch
+		if !tail {
+			n = int(min(int64(n), end-off))
+		}
+		res := st.Get(timerCheckpointGroupName, TimerTopic, timerMessageQueue, off, n, nil)
+		switch res.Status {
+		case GetFound:
+		case GetOffsetTooSmall, GetOffsetOverflowBadly, GetNoMatchedMessage, GetMessageWasRemoving:
+			if res.NextBeginOffset <= off || (!tail && res.NextBeginOffset > end) {
+				return
+			}
+			s.b.log.Warn("timer queue offset moved (messages cleaned before delivery?)", "from", off, "to", res.NextBeginOffset)
+			off = res.NextBeginOffset
+			if tail {
+				s.scanned = off
+			}
+			continue
+		default: // the end, or nothing readable yet
+			return
+		}
+		for buf := res.Buffer; len(buf) > 0; {
+			rec, err := record.Decode(buf, false)
+			if err != nil {
+				s.b.log.Error("undecodable record in the timer queue, skipped", "offset", off, "err", err)
+				break
+			}
+			buf = buf[rec.TotalSize:]
+			e := timerEntry{due: rec.StoreTimestamp, off: rec.QueueOffset}
+			if v, ok := rec.Property(PropertyTimerOutMS); ok {
+				if d, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+					e.due = d
+				}
+			}
+			if e.due > above {
+				fn(e)
+			}
+		}
+		off = max(res.NextBeginOffset, off+1)
+		if tail {
+			s.scanned = off
+		}
+	}
+}
+
+// admit loads e if it is due within the window, else counts it far.
+func (s *timerService) admit(e timerEntry) {
+	if e.due > s.wend {
+		s.minFar = min(s.minFar, e.off)
+		s.far++
+		s.pending.Store(int64(len(s.heap)) + s.far)
+		return
+	}
+	heap.Push(&s.heap, e)
+	if len(s.heap) > s.b.cfg.TimerMaxLoaded {
+		s.shrink()
+	}
+	s.loaded.Store(int64(len(s.heap)))
+	s.pending.Store(int64(len(s.heap)) + s.far)
+}
+
+// shrink halves the loaded entries by moving the window end down; the
+// entries after it become far. Entries already due are always kept.
+func (s *timerService) shrink() {
+	es := slices.Clone(s.heap)
+	slices.SortFunc(es, func(a, b timerEntry) int {
+		if a.less(b) {
+			return -1
+		}
+		if b.less(a) {
+			return 1
+		}
+		return 0
+	})
+	wend := max(es[len(es)/2].due-1, nowMS())
+	s.heap = s.heap[:0]
+	for _, e := range es {
+		if e.due <= wend {
+			s.heap = append(s.heap, e)
+		} else {
+			s.minFar = min(s.minFar, e.off)
+			s.far++
+		}
+	}
+	heap.Init(&s.heap)
+	s.wend = wend
+	s.b.log.Warn("timer index full, window shortened", "loaded", len(s.heap), "windowEnd", time.UnixMilli(wend))
+}
+
+// deliverDue stores every due message in its topic; false means a store
+// refusal that may pass stopped it (retry soon).
+func (s *timerService) deliverDue() bool {
+	for len(s.heap) > 0 {
+		select {
+		case <-s.quit:
+			return true
+		default:
+		}
+		e := s.heap[0]
+		if e.due > nowMS() {
+			return true
+		}
+		if !s.deliver(e) {
+			return false
+		}
+		heap.Pop(&s.heap)
+		if s.last.less(e) {
+			s.last = e
+		}
+		s.delivered.Add(1)
+		s.loaded.Store(int64(len(s.heap)))
+		s.pending.Store(int64(len(s.heap)) + s.far)
+	}
+	return true
+}
+
+// deliver re-stores the message at e.off in its real topic; false means
+// "retry later".
+func (s *timerService) deliver(e timerEntry) bool {
+	b := s.b
+	res := b.store.Get(timerCheckpointGroupName, TimerTopic, timerMessageQueue, e.off, 1, nil)
+	switch res.Status {
+	case GetFound:
+	case GetOffsetTooSmall:
+		b.log.Error("timer message cleaned before it was due, dropped", "offset", e.off)
+		return true
+	default:
+		b.log.Warn("timer message not readable, will retry", "offset", e.off, "status", res.Status)
+		return false
+	}
+	rec, err := record.Decode(res.Buffer, false)
+	if err != nil || rec.QueueOffset != e.off {
+		b.log.Error("undecodable timer message, dropped", "offset", e.off, "err", err)
+		return true
+	}
+	props := record.DecodeProperties(string(rec.Properties))
+	topic := props[record.PropertyRealTopic]
+	qid, err := strconv.Atoi(props[record.PropertyRealQueueID])
+	if topic == "" || err != nil {
+		b.log.Error("timer message without REAL_TOPIC/REAL_QID dropped", "offset", e.off)
+		return true
+	}
+	delete(props, record.PropertyRealTopic)
+	delete(props, record.PropertyRealQueueID)
+	props[PropertyTimerEnqueueMS] = strconv.FormatInt(rec.StoreTimestamp, 10)
+	props[PropertyTimerDequeueMS] = strconv.FormatInt(nowMS(), 10)
+	props[record.PropertyWaitStoreMsgOK] = "false" // as Java; the next checkpoint waits for the flush
+	m := &record.Message{
+		Topic: topic, QueueID: int32(qid), Flag: rec.Flag,
+		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
+		Body:    rec.Body, Properties: record.EncodeProperties(props),
+		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
+		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
+	}
+	put, err := b.store.Put(b.ctx, m)
+	switch {
+	case put.Status.Stored():
+		return true
+	case put.Status == PutMessageIllegal || put.Status == PutPropertiesSizeExceeded:
+		b.log.Error("timer message refused by the store, dropped", "topic", topic, "err", err)
+		return true
+	default:
+		b.log.Warn("timer message not stored, will retry", "topic", topic, "status", put.Status, "err", err)
+		return false
+	}
+}
+
+// progress is the checkpoint the current state allows (see timerCheckpoint).
+func (s *timerService) progress() timerCheckpoint {
+	c := timerCheckpoint{Version: timerCheckpointVersion, DeliveredDueMS: s.last.due, DeliveredOffset: s.last.off,
+		ScannedOffset: s.scanned, LowOffset: s.scanned}
+	for _, e := range s.heap {
+		c.LowOffset = min(c.LowOffset, e.off)
+		if !s.last.less(e) { // loaded late, below what was delivered: not claimed
+			c.ScannedOffset = min(c.ScannedOffset, e.off)
+		}
+	}
+	c.LowOffset = min(c.LowOffset, s.minFar)
+	return c
+}
+
+// checkpoint writes the progress when it changed and TimerFlushInterval
+// passed, when final, or hourly.
+func (s *timerService) checkpoint(final bool) {
+	c := s.progress()
+	since := time.Since(s.wroteAt)
+	switch {
+	case final && c.sameProgress(s.written):
+		return
+	case final:
+	case c.sameProgress(s.written) && since < timerCheckpointRefresh:
+		return
+	case since < s.b.cfg.TimerFlushInterval:
+		return
+	}
+	c.WrittenMS = nowMS()
+	body, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // a struct of integers always marshals
+	}
+	m := &record.Message{
+		Topic: TimerTopic, QueueID: timerCheckpointQueue, Body: body,
+		BornTimestamp: c.WrittenMS, BornHost: s.b.storeHost, StoreHost: s.b.storeHost,
+	}
+	res, err := s.b.store.Put(s.b.ctx, m)
+	if !res.Status.Stored() {
+		s.b.log.Warn("timer checkpoint not stored, will retry", "status", res.Status, "err", err)
+		return
+	}
+	s.written, s.wroteAt = c, time.Now()
+}
