@@ -86,7 +86,9 @@ const (
 // timerEntry is a loaded message: its slot and its offset in queue 0.
 type timerEntry struct{ due, off int64 }
 
-func (a timerEntry) less(b timerEntry) bool { return a.due < b.due || (a.due == b.due && a.off < b.off) }
+func (a timerEntry) less(b timerEntry) bool {
+	return a.due < b.due || (a.due == b.due && a.off < b.off)
+}
 
 type timerHeap []timerEntry
 
