@@ -32,6 +32,7 @@ type brokerFlags struct {
 	configFile, logLevel            string
 	tls                             tlsFlags
 	ha                              haFlags
+	acl                             aclFlags
 }
 
 // haFlags are the replication flags (RocketMQ's brokerRole, brokerId,
@@ -130,6 +131,9 @@ store's abort file).`,
 			if err != nil {
 				return err
 			}
+			if bcfg.ACL, err = startACL(cmd.Context(), f.acl, f.logLevel); err != nil {
+				return err
+			}
 			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel)
 		},
 	}
@@ -148,6 +152,7 @@ store's abort file).`,
 	addServerTLSFlags(cmd, &f.tls)
 	addClientTLSFlags(cmd, &f.tls)
 	addHAFlags(cmd, &f.ha)
+	addACLFlags(cmd, &f.acl)
 	return cmd, &f
 }
 
