@@ -117,9 +117,11 @@ func (q *sendQueue) close() {
 // the page cache is busy, and otherwise queues the request for a worker.
 func (b *Broker) enqueueSend(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	if b.store.OSPageCacheBusy() {
+		b.flow.pcBusyRejected.Add(1)
 		return remoting.NewResponse(remoting.RespSystemBusy, remarkRejectRequest), nil
 	}
 	if !b.sendQ.push(sendTask{conn: conn, req: req, enqueued: time.Now()}) {
+		b.flow.queueFull.Add(1)
 		return remoting.NewResponse(remoting.RespSystemBusy, remarkSendQueueFull), nil
 	}
 	return nil, remoting.ErrReplyLater
@@ -135,6 +137,7 @@ func (b *Broker) sendWorker() {
 		stampDequeued(t.req)
 		var resp *remoting.Command
 		if waited := time.Since(t.enqueued); waited >= b.cfg.SendQueueMaxWait {
+			b.flow.queueTimeouts.Add(1)
 			resp = responsef(remoting.RespSystemBusy, remarkTimeoutClean, waited.Milliseconds(), 0)
 		} else {
 			resp = b.processSend(b.ctx, t.conn, t.req)
@@ -159,11 +162,13 @@ func (b *Broker) fastFailureLoop() {
 		case now := <-t.C:
 			if b.store.OSPageCacheBusy() {
 				for _, task := range b.sendQ.drain() {
+					b.flow.pcBusyCleaned.Add(1)
 					b.reply(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkPCBusyClean))
 				}
 				continue
 			}
 			tasks, left := b.sendQ.expired(now.Add(-b.cfg.SendQueueMaxWait))
+			b.flow.queueTimeouts.Add(uint64(len(tasks)))
 			for _, task := range tasks {
 				b.reply(task.conn, task.req, responsef(remoting.RespSystemBusy, remarkTimeoutClean,
 					now.Sub(task.enqueued).Milliseconds(), left))

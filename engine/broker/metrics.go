@@ -1,0 +1,148 @@
+package broker
+
+import (
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/record"
+)
+
+// What the broker exposes for monitoring beyond Stats and RuntimeStats:
+// consumer lag, flow-control refusals and table sizes. Everything here is
+// computed when asked (an exporter's scrape) from state the broker keeps
+// anyway, except the flow-control counters, which are atomic adds on the
+// refusal paths only.
+
+// ConsumerLag is one consumer group's backlog on one topic, computed as
+// RocketMQ's ConsumerLagCalculator does for a pull consumer: over the
+// topic's write queues, the queue's max offset minus the group's committed
+// offset (a queue without a committed offset counts as caught up).
+type ConsumerLag struct {
+	Group, Topic string
+	// Lag is the number of messages stored but not yet consumed.
+	Lag int64
+	// EarliestUnconsumed is the store timestamp (ms) of the oldest message
+	// not yet consumed over the queues that lag, 0 when none does (or it
+	// could not be read).
+	EarliestUnconsumed int64
+	// Online reports a live consumer of the group subscribed to the topic.
+	Online bool
+}
+
+// ConsumerLags returns the lag of every (group, topic) pair the broker
+// knows of: groups with offsets committed for the topic and online groups
+// subscribed to it, sorted by group then topic. Retry and dead-letter
+// topics are left out (they are the group's own, as in RocketMQ's lag
+// metrics). Nil before Start.
+func (b *Broker) ConsumerLags() []ConsumerLag {
+	if !b.running.Load() || b.topics == nil {
+		return nil
+	}
+	online := b.clients.consumerGroupNames()
+	var out []ConsumerLag
+	for topic, tc := range b.topics.wrapper().TopicConfigTable {
+		if isRetryTopic(topic) || strings.HasPrefix(topic, record.DLQTopicPrefix) {
+			continue
+		}
+		groups := map[string]bool{}
+		for _, g := range b.store.OffsetGroups(topic) {
+			groups[g] = false
+		}
+		for _, g := range online {
+			if b.clients.subscription(g, topic) != nil {
+				groups[g] = true
+			}
+		}
+		for g, on := range groups {
+			l := ConsumerLag{Group: g, Topic: topic, Online: on}
+			for q := range tc.WriteQueueNums {
+				off, ok := b.store.ConsumerOffset(g, topic, q)
+				if !ok || off < 0 {
+					continue
+				}
+				maxOff := b.store.MaxOffset(topic, q)
+				if maxOff <= off {
+					continue
+				}
+				l.Lag += maxOff - off
+				if ts := b.storeTimeAt(topic, q, off); ts > 0 && (l.EarliestUnconsumed == 0 || ts < l.EarliestUnconsumed) {
+					l.EarliestUnconsumed = ts
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(a, b ConsumerLag) int {
+		if c := strings.Compare(a.Group, b.Group); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Topic, b.Topic)
+	})
+	return out
+}
+
+// flowCounters count the sends refused by the broker's flow control
+// (BrokerFastFailure and the send queue); updated on refusals only.
+type flowCounters struct {
+	pcBusyRejected, pcBusyCleaned, queueFull, queueTimeouts atomic.Uint64
+}
+
+// FlowControl counts the sends answered SYSTEM_BUSY by flow control since
+// the broker was built.
+type FlowControl struct {
+	// PageCacheBusyRejected: refused on arrival while the store reported
+	// its page cache busy ([REJECTREQUEST]); PageCacheBusyCleaned: queued
+	// sends answered by the fast-failure scan while it was busy
+	// ([PCBUSY_CLEAN_QUEUE]). Appends the store itself refused
+	// ([PC_SYNCHRONIZED]) are counted by the store (commitlog BusyRefused).
+	PageCacheBusyRejected, PageCacheBusyCleaned uint64
+	// QueueFull: refused because the send queue was full ([OVERLOAD]);
+	// QueueTimeouts: waited in the queue past SendQueueMaxWait
+	// ([TIMEOUT_CLEAN_QUEUE]).
+	QueueFull, QueueTimeouts uint64
+}
+
+// FlowControl returns the flow-control counters.
+func (b *Broker) FlowControl() FlowControl {
+	return FlowControl{
+		PageCacheBusyRejected: b.flow.pcBusyRejected.Load(),
+		PageCacheBusyCleaned:  b.flow.pcBusyCleaned.Load(),
+		QueueFull:             b.flow.queueFull.Load(),
+		QueueTimeouts:         b.flow.queueTimeouts.Load(),
+	}
+}
+
+// Gauges are the broker's current table sizes and queues.
+type Gauges struct {
+	Topics         int // topic table entries (system topics included)
+	ConsumerGroups int // subscription group table entries
+	OnlineGroups   int // consumer groups with a live member
+	Connections    int // open client connections
+	HeldPulls      int // pulls parked by long polling
+	QueuedSends    int // sends waiting for a send worker
+	Uptime         time.Duration
+}
+
+// Gauges returns the current table sizes; zero before Start.
+func (b *Broker) Gauges() Gauges {
+	if !b.running.Load() || b.topics == nil {
+		return Gauges{}
+	}
+	st := b.Stats()
+	g := Gauges{
+		Topics:       len(b.topics.wrapper().TopicConfigTable),
+		OnlineGroups: len(b.clients.consumerGroupNames()),
+		Connections:  b.server.ConnCount(),
+		HeldPulls:    st.HeldPulls,
+		QueuedSends:  st.QueuedSends,
+	}
+	if t, err := b.subGroups(); err == nil {
+		g.ConsumerGroups = len(t.names())
+	}
+	if b.rt != nil {
+		g.Uptime = time.Since(b.rt.boot)
+	}
+	return g
+}
