@@ -68,7 +68,11 @@ type brokerFile struct {
 	SendQueueMaxWait      string `yaml:"sendQueueMaxWait"`
 	MaxReconsumeTimes     *int32 `yaml:"maxReconsumeTimes"`
 	DelayLevels           string `yaml:"delayLevels"`
-	RegisterInterval      string `yaml:"registerInterval"`
+	// Transactions: RocketMQ's key names, durations instead of ms.
+	TransactionCheckInterval string `yaml:"transactionCheckInterval"`
+	TransactionTimeOut       string `yaml:"transactionTimeOut"`
+	TransactionCheckMax      *int   `yaml:"transactionCheckMax"`
+	RegisterInterval         string `yaml:"registerInterval"`
 	// TLS: RocketMQ's tls.server.* and tls.client.* keys, e.g.
 	// "tls.server.mode: enforcing".
 	TLS tlsFile `yaml:",inline"`
@@ -250,6 +254,9 @@ func applyFileTunables(cfg *broker.Config, file brokerFile) error {
 	if file.MaxReconsumeTimes != nil {
 		cfg.MaxReconsumeTimes = *file.MaxReconsumeTimes
 	}
+	if file.TransactionCheckMax != nil {
+		cfg.TransactionCheckMax = *file.TransactionCheckMax
+	}
 	for _, d := range []struct {
 		key string
 		val string
@@ -258,6 +265,8 @@ func applyFileTunables(cfg *broker.Config, file brokerFile) error {
 		{"maxSuspend", file.MaxSuspend, &cfg.MaxSuspend},
 		{"sendQueueMaxWait", file.SendQueueMaxWait, &cfg.SendQueueMaxWait},
 		{"registerInterval", file.RegisterInterval, &cfg.RegisterInterval},
+		{"transactionCheckInterval", file.TransactionCheckInterval, &cfg.TransactionCheckInterval},
+		{"transactionTimeOut", file.TransactionTimeOut, &cfg.TransactionTimeout},
 	} {
 		if d.val == "" {
 			continue

@@ -115,6 +115,9 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 		if resp := refuseTimerInBatch(m); resp != nil {
 			return resp
 		}
+		if resp := refuseTxnInBatch(m); resp != nil {
+			return resp
+		}
 		msgs[i] = m
 	}
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)

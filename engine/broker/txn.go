@@ -416,3 +416,14 @@ func (t *clientTable) producerConn(group string, seq uint32) *remoting.Conn {
 	}
 	return nil
 }
+
+// refuseTxnInBatch refuses a batch message with transaction bits, as
+// RocketMQ's CommitLog.asyncPutMessages does (MESSAGE_ILLEGAL): a batch
+// cannot be a half message, and a PREPARED record outside the half topic
+// would never be readable.
+func refuseTxnInBatch(m *record.Message) *remoting.Command {
+	if record.TransactionType(m.SysFlag) != record.TransactionNot {
+		return responsef(remoting.RespMessageIllegal, "a batch message cannot be transactional (SYSFLAG %#x)", m.SysFlag)
+	}
+	return nil
+}

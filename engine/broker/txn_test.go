@@ -352,3 +352,19 @@ func TestTxnSurvivesRestart(t *testing.T) {
 		t.Fatalf("real topic after restart: %d records", len(recs))
 	}
 }
+
+func TestTxnBatchWithTransactionBitsRefused(t *testing.T) {
+	e := startEnv(t, nil)
+	e.createTopic("T", 1)
+	var batch []byte
+	for _, b := range []string{"a", "b"} {
+		batch = record.AppendBatchItem(batch, record.BatchItem{Body: []byte(b)})
+	}
+	h := sendHeader("T", 0, "")
+	h.Batch = true
+	h.SysFlag = record.TransactionPrepared
+	wantCode(t, "prepared batch", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), batch), remoting.RespMessageIllegal)
+	if e.maxOffset("T", 0) != 0 || e.maxOffset(broker.TransHalfTopic, 0) != 0 {
+		t.Fatal("a refused batch was stored")
+	}
+}
