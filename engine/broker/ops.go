@@ -296,11 +296,7 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 			m["commitLogDiskRatio_"+s.Config().Root] = javaDouble(ratio)
 			m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(total), humanBytes(free))
 		}
-		pageCacheLock := int64(0)
-		if b.store.OSPageCacheBusy() {
-			pageCacheLock = 1000 // at least osPageCacheBusyTimeOutMills
-		}
-		i("pageCacheLockTimeMills", pageCacheLock)
+		i("pageCacheLockTimeMills", s.CommitLog().LockHeldFor().Milliseconds())
 		remain := s.MaxPhyOffset() - ss.CommitLog.FlushedOffset
 		m["remainHowManyDataToFlush"] = humanBytes(uint64(max(remain, 0)))
 	}
@@ -381,21 +377,9 @@ func (b *Broker) getTopicStatsInfo(_ context.Context, _ *remoting.Conn, req *rem
 	}
 	body := append([]byte(`{"offsetTable":`), appendMQMap(nil, entries)...)
 	body = append(body, `,"topicPutTps":`...)
-	body = append(body, javaDouble(b.topicPutTPS(topic))...)
+	body = append(body, javaDouble(b.rt.snapshot().Topics[topic].PutTPS)...)
 	body = append(body, '}')
 	return bodyResponse(body), nil
-}
-
-// topicPutTPS is the topic's put rate over the broker's life so far in
-// this minute-scale sense: messages in since boot / seconds since boot,
-// bounded to the last sample window (no per-topic ring is kept).
-func (b *Broker) topicPutTPS(topic string) float64 {
-	st := b.rt.snapshot()
-	secs := time.Since(st.BootTime).Seconds()
-	if secs <= 0 {
-		return 0
-	}
-	return float64(st.Topics[topic].MsgsIn) / secs
 }
 
 // consumeTopics is the topic list of GET_CONSUME_STATS: topicList (";"

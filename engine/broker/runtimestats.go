@@ -32,6 +32,7 @@ type runtimeStats struct {
 		ring  [rateWindow + 1]rateSample // one sample a second, newest at ring[(n-1)%len]
 		n     int                        // samples taken
 		group map[string][]groupSample   // group@topic → last samples, oldest first
+		topic map[string][]groupSample   // topic → last samples of MsgsIn
 		// daily snapshots of the put/get totals (BrokerStats.record at midnight)
 		putTodayMorning, putYesterdayMorning uint64
 		getTodayMorning, getYesterdayMorning uint64
@@ -85,8 +86,12 @@ type RuntimeStats struct {
 	Groups map[string]GroupTraffic
 }
 
-// TopicTraffic is one topic's counts.
-type TopicTraffic struct{ MsgsIn, BytesIn, MsgsOut, BytesOut uint64 }
+// TopicTraffic is one topic's counts, with its put rate over the last
+// minute (TopicStatsTable.topicPutTps).
+type TopicTraffic struct {
+	MsgsIn, BytesIn, MsgsOut, BytesOut uint64
+	PutTPS                             float64
+}
 
 // GroupTraffic is one consumer group's pulls from one topic, with its rate
 // over the last minute (ConsumeStats.consumeTps).
@@ -99,6 +104,7 @@ type GroupTraffic struct {
 func newRuntimeStats() *runtimeStats {
 	r := &runtimeStats{boot: time.Now()}
 	r.mu.group = map[string][]groupSample{}
+	r.mu.topic = map[string][]groupSample{}
 	r.mu.day = r.boot.YearDay()
 	r.sample(r.boot)
 	return r
@@ -184,13 +190,35 @@ func (r *runtimeStats) sample(now time.Time) {
 	}
 	r.groups.Range(func(k, v any) bool {
 		key := k.(string)
-		ss := append(r.mu.group[key], groupSample{at: now, msgs: v.(*GroupCounters).Msgs.Load()})
-		if len(ss) > 7 { // 60 s of 10 s samples, plus the newest
-			ss = ss[len(ss)-7:]
-		}
-		r.mu.group[key] = ss
+		r.mu.group[key] = appendSample(r.mu.group[key], groupSample{at: now, msgs: v.(*GroupCounters).Msgs.Load()})
 		return true
 	})
+	r.topics.Range(func(k, v any) bool {
+		key := k.(string)
+		r.mu.topic[key] = appendSample(r.mu.topic[key], groupSample{at: now, msgs: v.(*TopicCounters).MsgsIn.Load()})
+		return true
+	})
+}
+
+// appendSample keeps 60 s of 10 s samples, plus the newest.
+func appendSample(ss []groupSample, s groupSample) []groupSample {
+	ss = append(ss, s)
+	if len(ss) > 7 {
+		ss = append(ss[:0], ss[len(ss)-7:]...)
+	}
+	return ss
+}
+
+// sampleRate is the rate between the first and last samples.
+func sampleRate(ss []groupSample) float64 {
+	if len(ss) < 2 {
+		return 0
+	}
+	first, last := ss[0], ss[len(ss)-1]
+	if el := last.at.Sub(first.at).Seconds(); el > 0 {
+		return float64(last.msgs-first.msgs) / el
+	}
+	return 0
 }
 
 // rate is (newest − the sample secs ago) / elapsed for the field f.
@@ -215,13 +243,14 @@ func (r *runtimeStats) snapshot() RuntimeStats {
 		MsgsOut: r.getMsgs.Load(), BytesOut: r.getBytes.Load(), GetFound: r.getFound.Load(), GetMiss: r.getMiss.Load(),
 		GetRequests: r.getRequests.Load(), Topics: map[string]TopicTraffic{}, Groups: map[string]GroupTraffic{},
 	}
-	r.topics.Range(func(k, v any) bool {
-		c := v.(*TopicCounters)
-		st.Topics[k.(string)] = TopicTraffic{c.MsgsIn.Load(), c.BytesIn.Load(), c.MsgsOut.Load(), c.BytesOut.Load()}
-		return true
-	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.topics.Range(func(k, v any) bool {
+		c := v.(*TopicCounters)
+		st.Topics[k.(string)] = TopicTraffic{MsgsIn: c.MsgsIn.Load(), BytesIn: c.BytesIn.Load(), MsgsOut: c.MsgsOut.Load(),
+			BytesOut: c.BytesOut.Load(), PutTPS: sampleRate(r.mu.topic[k.(string)])}
+		return true
+	})
 	for i, secs := range [3]int{10, 60, rateWindow} {
 		st.PutTPS[i] = r.rateLocked(secs, func(s rateSample) uint64 { return s.puts })
 		st.GetTransferredTPS[i] = r.rateLocked(secs, func(s rateSample) uint64 { return s.gets })
@@ -236,14 +265,8 @@ func (r *runtimeStats) snapshot() RuntimeStats {
 		i := strings.LastIndexByte(key, '@') // topics never hold '@'
 		group, topic := key[:i], key[i+1:]
 		c := v.(*GroupCounters)
-		gt := GroupTraffic{Group: group, Topic: topic, Msgs: c.Msgs.Load(), Bytes: c.Bytes.Load()}
-		if ss := r.mu.group[key]; len(ss) >= 2 {
-			first, last := ss[0], ss[len(ss)-1]
-			if el := last.at.Sub(first.at).Seconds(); el > 0 {
-				gt.TPS = float64(last.msgs-first.msgs) / el
-			}
-		}
-		st.Groups[key] = gt
+		st.Groups[key] = GroupTraffic{Group: group, Topic: topic, Msgs: c.Msgs.Load(), Bytes: c.Bytes.Load(),
+			TPS: sampleRate(r.mu.group[key])}
 		return true
 	})
 	return st
