@@ -83,6 +83,9 @@ type brokerFile struct {
 	HAListen        string `yaml:"haListen"`
 	HAMasterAddress string `yaml:"haMasterAddress"`
 	SlaveReadEnable *bool  `yaml:"slaveReadEnable"`
+
+	// Timer messages and lite pull: RocketMQ's key names (broker_timer.go).
+	Timer timerFile `yaml:",inline"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -208,6 +211,9 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 		return bcfg, store.Config{}, fmt.Errorf("--segment-size: want a positive size such as 1GiB (%v)", err)
 	}
 	if err := applyFileTunables(&bcfg, file); err != nil {
+		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+	}
+	if err := file.Timer.apply(&bcfg); err != nil {
 		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
 	}
 	if err := f.ha.apply(&bcfg, changed, file); err != nil {
