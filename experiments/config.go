@@ -234,6 +234,15 @@ type Engine struct {
 	// mount.
 	FS     string `yaml:"fs,omitempty" json:"fs,omitempty"`
 	FSSize Size   `yaml:"fs_size,omitempty" json:"fs_size,omitempty"`
+	// Stages records the per-stage latency breakdown of every send (the
+	// broker's stages over loopback, the store's in process) as the cell's
+	// stage.* metrics (experiments/stages.go).
+	Stages bool `yaml:"stages,omitempty" json:"stages,omitempty"`
+	// Client is the loopback producers' and consumers' client: brokerlab
+	// (its own remoting client, workloads/netdriver; the default) or
+	// rocketmq (the official Apache RocketMQ Go client,
+	// workloads/rmqdriver, through an in-process name server).
+	Client string `yaml:"client,omitempty" json:"client,omitempty"`
 }
 
 // Workload drives the engine.
@@ -429,6 +438,9 @@ func (e *Experiment) fillDefaults() {
 	if en.Replication == "" {
 		en.Replication = "none"
 	}
+	if en.Client == "" {
+		en.Client = ClientBrokerlab
+	}
 	w := &e.Workload
 	if w.Mode == "" {
 		w.Mode = "closed"
@@ -570,6 +582,14 @@ func validateEngine(en Engine) error {
 	default:
 		return bad("transport", en.Transport, "inproc or loopback")
 	}
+	switch en.Client {
+	case ClientBrokerlab, ClientRocketMQ:
+	default:
+		return bad("client", en.Client, "brokerlab or rocketmq")
+	}
+	if en.Client == ClientRocketMQ && (en.Transport != "loopback" || en.TLS) {
+		return bad("client", en.Client, "transport loopback without tls (the official client speaks to the broker's port)")
+	}
 	if en.TLS && en.Transport != "loopback" {
 		return bad("tls", "on", "transport loopback (TLS is on the broker's port)")
 	}
@@ -660,6 +680,14 @@ func (e *Experiment) set(param, v string) error {
 			return bad("a round-trip time such as 1ms")
 		}
 		e.Engine.RTT = Duration(d)
+	case "client":
+		e.Engine.Client = v
+	case "stages":
+		b, err := parseBool()
+		if err != nil {
+			return err
+		}
+		e.Engine.Stages = b
 	case "tls":
 		switch strings.ToLower(v) {
 		case "on", "true":
@@ -697,7 +725,7 @@ func (e *Experiment) set(param, v string) error {
 		}
 		e.Workload.Batch = n
 	default:
-		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, replication, rtt, fs, conc, rate, size, batch, tls)", ErrConfig, param)
+		return fmt.Errorf("%w: unknown matrix parameter %q (have path, flush, seg, warm, prealloc, dontneed, advice, coalesce, budget, transport, replication, rtt, fs, conc, rate, size, batch, tls, client, stages)", ErrConfig, param)
 	}
 	return nil
 }

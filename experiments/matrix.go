@@ -83,7 +83,7 @@ func (e *Experiment) Cells() ([]Cell, error) {
 }
 
 // paramOrder orders the parts of a name built from a map.
-var paramOrder = []string{"path", "flush", "transport", "seg", "segment_size", "size", "conc", "producers", "rate", "batch",
+var paramOrder = []string{"path", "flush", "transport", "client", "seg", "segment_size", "size", "conc", "producers", "rate", "batch",
 	"warm", "prealloc", "dontneed", "advice", "coalesce", "budget"}
 
 func sortedParamKeys(m map[string]string) []string {

@@ -518,7 +518,11 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	var hostMu sync.Mutex
 	hostA := host.snap(start)
 	appendedA := sys.Stats().AppendedBytes
+	stageRec := stageRecorderOf(sys)
 	hostT := time.AfterFunc(exp.Warmup.D(), func() {
+		if stageRec != nil {
+			stageRec.Reset() // the breakdown covers the measured phase
+		}
 		h, a := host.snap(time.Now()), sys.Stats().AppendedBytes
 		hostMu.Lock()
 		hostA, appendedA = h, a
@@ -575,6 +579,7 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		res.MeasureFrom = start
 	}
 	fillCell(&rc, col, res, run, st)
+	recordStages(&rc, stageRec)
 	hostMu.Lock()
 	appended := st.AppendedBytes - appendedA
 	if st.AppendedBytes == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
@@ -97,10 +98,11 @@ func engineConfig(en Engine, dir string, h sysHooks) (commitlog.Config, *faultfs
 // storeSystem is the engine in-process: producers put into the message
 // store, consumers pull from it (the broker's code path minus the network).
 type storeSystem struct {
-	st   *store.Store
-	inj  *faultfs.Injector
-	cfg  store.Config
-	host netip.AddrPort
+	st     *store.Store
+	inj    *faultfs.Injector
+	cfg    store.Config
+	host   netip.AddrPort
+	stages *broker.StageRecorder // engine.stages: each put's store stages
 }
 
 // ConsumerGroup is the group the harness's consumers pull as.
@@ -120,8 +122,15 @@ func openStoreSystem(en Engine, dir string, h sysHooks) (*storeSystem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &storeSystem{st: st, inj: inj, cfg: cfg, host: netip.MustParseAddrPort("127.0.0.1:50000")}, nil
+	s := &storeSystem{st: st, inj: inj, cfg: cfg, host: netip.MustParseAddrPort("127.0.0.1:50000")}
+	if en.Stages {
+		s.stages = broker.NewStageRecorder()
+	}
+	return s, nil
 }
+
+// StageRecorder is the put-stage recorder (nil without engine.stages).
+func (s *storeSystem) StageRecorder() *broker.StageRecorder { return s.stages }
 
 func (s *storeSystem) Driver() workloads.Driver { return storeDriver{s} }
 func (s *storeSystem) Source() workloads.Source { return storeDriver{s} }
@@ -176,7 +185,15 @@ func (d storeDriver) Close() error { return nil }
 func (d storeDriver) Send(ctx context.Context, m *workloads.Message) error {
 	rm := record.Message{Topic: m.Topic, QueueID: m.QueueID, Body: m.Body, Properties: properties(m),
 		BornTimestamp: time.Now().UnixMilli(), BornHost: d.s.host, StoreHost: d.s.cfg.CommitLog.StoreHost}
-	_, err := d.s.st.Put(ctx, &rm)
+	if d.s.stages == nil {
+		_, err := d.s.st.Put(ctx, &rm)
+		return err
+	}
+	start := time.Now()
+	res, err := d.s.st.Put(ctx, &rm)
+	if err == nil {
+		timedPut(d.s.stages, start, res.LockWait, res.LockHeld, res.FlushWait)
+	}
 	return err
 }
 

@@ -25,9 +25,14 @@ type brokerSystem struct {
 	inj interface{ Stall(time.Duration) }
 	cfg store.Config
 	rep *replica // the slave with replication async or sync
+	// stages is the broker's per-stage breakdown of sends (engine.stages).
+	stages *broker.StageRecorder
 }
 
 func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, error) {
+	if exp.Engine.Client == ClientRocketMQ {
+		return nil, fmt.Errorf("%w: client rocketmq is not available in this build", ErrConfig)
+	}
 	lc, inj, err := engineConfig(exp.Engine, dir, h)
 	if err != nil {
 		return nil, err
@@ -50,6 +55,10 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 	b, err := broker.New(bc, broker.OpenStore(sc, bc.DelayLevels))
 	if err != nil {
 		return nil, err
+	}
+	var stages *broker.StageRecorder
+	if exp.Engine.Stages {
+		stages = b.RecordStages()
 	}
 	if err := b.Start(context.Background()); err != nil {
 		return nil, err
@@ -80,8 +89,11 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 			return nil, err
 		}
 	}
-	return &brokerSystem{b: b, st: st, d: d, cfg: sc, rep: rep, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
+	return &brokerSystem{b: b, st: st, d: d, cfg: sc, rep: rep, stages: stages, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
 }
+
+// StageRecorder is the broker's send-stage recorder (nil without engine.stages).
+func (s *brokerSystem) StageRecorder() *broker.StageRecorder { return s.stages }
 
 type stallFunc func(time.Duration)
 

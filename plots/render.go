@@ -64,6 +64,7 @@ func absClean(p string) string {
 //	residency-<cell stem>             each cell with a residency matrix
 //	bars-msg_s, bars-p99              ≥2 configurations and none of the three sweeps
 //	fs-msg_s, fs-p99, fs-flush_mean_ns cells on ≥2 file systems (engine fs), fio per file system
+//	stages                            cells with a per-stage latency breakdown (engine stages)
 //
 // Repetitions are reduced to one representative cell (median p99) for the
 // per-cell figures and to medians for the sweeps; failed cells are left
@@ -116,6 +117,7 @@ func RunFigures(runDir string) ([]*Figure, error) {
 		add(s.name, func() (*Figure, error) { return f, err })
 	}
 	add("hiccups", func() (*Figure, error) { return Hiccups(runDir, reps) })
+	add("stages", func() (*Figure, error) { return Stages(reps) })
 	for _, field := range []string{FieldP99, FieldRate, FieldDirtyMiB} {
 		add("timeseries-"+field, func() (*Figure, error) {
 			if field == FieldDirtyMiB && !anySeriesNonZero(reps, field) {
