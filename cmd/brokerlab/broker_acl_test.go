@@ -80,3 +80,32 @@ func TestBrokerACLFlag(t *testing.T) {
 		t.Fatalf("a bad --acl file: exit code %d:\n%s", code, bad.log())
 	}
 }
+
+func TestACLCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yml")
+	bad := filepath.Join(dir, "bad.yml")
+	if err := os.WriteFile(good, []byte("globalWhiteRemoteAddresses: [10.0.0.*]\n"+aclTestFile+
+		"  - accessKey: cliUser001\n    secretKey: cliSecret02\n    topicPerms: [T=PUB|SUB]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(aclTestFile+"    topicPerms: [T=WRITE]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(file string) (string, error) {
+		root := newRoot()
+		var out strings.Builder
+		root.SetOut(&out)
+		root.SetArgs([]string{"acl", "check", file})
+		err := root.Execute()
+		return out.String(), err
+	}
+	out, err := run(good)
+	if err != nil || !strings.Contains(out, "ok, 2 accounts, global white addresses: 10.0.0.*") ||
+		!strings.Contains(out, "cliUser001") || !strings.Contains(out, "T=PUB|SUB") {
+		t.Fatalf("good file: %v\n%s", err, out)
+	}
+	if _, err := run(bad); err == nil || !strings.Contains(err.Error(), `"WRITE"`) {
+		t.Fatalf("bad file: %v", err)
+	}
+}
