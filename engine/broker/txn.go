@@ -73,6 +73,10 @@ const (
 	PropertyTransactionPreparedQueueOffset = "TRAN_PREPARED_QUEUE_OFFSET"
 	PropertyTransactionCheckTimes          = "TRANSACTION_CHECK_TIMES"
 	PropertyTransactionID                  = "__transactionId__"
+	// PropertyCheckImmunityTime is a message's own first-check delay in
+	// seconds (RocketMQ 5): no check before it, and an END_TRANSACTION
+	// not answering a check after it is refused.
+	PropertyCheckImmunityTime = "CHECK_IMMUNITY_TIME_IN_SECONDS"
 
 	txnRemoveTag = "d"
 	// txnScanLimit bounds one scan (MAX_PROCESS_TIME_LIMIT).
@@ -282,6 +286,13 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 	if resp != nil {
 		return resp, nil
 	}
+	if !h.fromTransactionCheck {
+		if imm, ok := immunityTime(&rec, b.cfg.TransactionTimeout, true); ok && time.Since(time.UnixMilli(rec.BornTimestamp)) > imm {
+			b.log.Warn("end transaction after the check immunity time refused; the check decides", "msgId", h.msgID,
+				"commitLogOffset", h.commitLogOffset)
+			return responsef(remoting.RespIllegalOperation, "the transaction ended after its check immunity time (%v): waiting for the check", imm), nil
+		}
+	}
 	origin := preparedOrigin(&rec)
 	if !b.txn.claim(rec.QueueOffset, origin) {
 		return remoting.NewResponse(remoting.RespSuccess, "the transaction was already ended"), nil
@@ -329,6 +340,29 @@ func (b *Broker) preparedMessage(h endTxnHeader) (record.Record, *remoting.Comma
 		return rec, remoting.NewResponse(remoting.RespSystemError, "The commit log offset wrong")
 	}
 	return rec, nil
+}
+
+// immunityTime is a half's CHECK_IMMUNITY_TIME_IN_SECONDS as a duration;
+// false without the property. As in Java, END_TRANSACTION uses at least the
+// transaction timeout (atLeastTimeout, TransactionalMessageUtil) while the
+// scan takes the property as it is, or the timeout if it does not parse.
+func immunityTime(rec *record.Record, timeout time.Duration, atLeastTimeout bool) (time.Duration, bool) {
+	v, ok := rec.Property(PropertyCheckImmunityTime)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	imm := time.Duration(n) * time.Second
+	switch {
+	case err != nil && atLeastTimeout:
+		imm = 0
+	case err != nil || n == -1:
+		imm = timeout
+	}
+	if atLeastTimeout && imm < timeout {
+		imm = timeout
+	}
+	return imm, true
 }
 
 // preparedOrigin is the queue offset of the first half a re-put copy

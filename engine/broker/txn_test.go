@@ -368,3 +368,50 @@ func TestTxnBatchWithTransactionBitsRefused(t *testing.T) {
 		t.Fatal("a refused batch was stored")
 	}
 }
+
+func TestTxnCheckImmunityTime(t *testing.T) {
+	e := startEnv(t, txnConfig(30*time.Millisecond, 0, 15))
+	e.createTopic("T", 1)
+	e.producerHeartbeat("pg")
+	sendImmune := func(body string) halfSent {
+		uniq := record.NewUniqID()
+		h := sendHeader("T", 0, props(record.PropertyTransactionPrepared, "true", record.PropertyProducerGroup, "pg",
+			record.PropertyUniqKey, uniq, broker.PropertyCheckImmunityTime, "1"))
+		h.SysFlag = record.TransactionPrepared
+		resp := e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte(body))
+		wantCode(t, "send half", resp, remoting.RespSuccess)
+		_, phys, _ := record.ParseOffsetMsgID(resp.ExtFields["msgId"])
+		return halfSent{uniq: uniq, queueOffset: extInt(t, resp, "queueOffset"), physOffset: phys}
+	}
+	start := time.Now()
+	a, b := sendImmune("a"), sendImmune("b")
+	// Within its immunity a half is ended as usual.
+	wantCode(t, "commit a", e.call(remoting.ReqEndTransaction, endTxnExt("pg", a.queueOffset, a.physOffset, record.TransactionCommit, false, a.uniq), nil), remoting.RespSuccess)
+
+	req := e.nextCheck(waitLimit)
+	if req == nil {
+		t.Fatal("b was never checked")
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Fatalf("checked after %v, inside the 1 s immunity", waited)
+	}
+	if req.ExtFields["msgId"] != b.uniq {
+		t.Fatalf("checked %s, want b %s", req.ExtFields["msgId"], b.uniq)
+	}
+	// After it, only the answer to a check ends it.
+	wantCode(t, "late commit of b", e.call(remoting.ReqEndTransaction, endTxnExt("pg", b.queueOffset, b.physOffset, record.TransactionCommit, false, b.uniq), nil), remoting.RespIllegalOperation)
+	if n := e.maxOffset("T", 0); n != 1 {
+		t.Fatalf("real topic holds %d before the check's answer", n)
+	}
+	tso, _ := req.ExtFields.Int64("tranStateTableOffset")
+	clo, _ := req.ExtFields.Int64("commitLogOffset")
+	wantCode(t, "checked commit of b", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, b.uniq), nil), remoting.RespSuccess)
+	e.drainChecks()
+	if req := e.nextCheck(300 * time.Millisecond); req != nil {
+		t.Fatalf("checked %s after both were committed", req.ExtFields["msgId"])
+	}
+	recs := e.records("T")
+	if len(recs) != 2 || string(recs[0].Body) != "a" || string(recs[1].Body) != "b" {
+		t.Fatalf("real topic: %d records", len(recs))
+	}
+}

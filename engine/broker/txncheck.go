@@ -147,7 +147,17 @@ func (c *txnChecker) scan() {
 			break // stored during this scan: next time
 		}
 		age := time.Since(time.UnixMilli(rec.BornTimestamp))
-		if age >= 0 && age <= b.cfg.TransactionTimeout {
+		if imm, ok := immunityTime(&rec, b.cfg.TransactionTimeout, false); ok {
+			if age <= imm {
+				// Its own first-check delay: moved to the queue's tail
+				// (putImmunityMsgBackToHalfQueue) so it holds up no other.
+				if !c.putBack(&rec, origin) {
+					break
+				}
+				i++
+				continue
+			}
+		} else if age >= 0 && age <= b.cfg.TransactionTimeout {
 			break // too young; younger ones follow
 		}
 		// An END_TRANSACTION may have resolved it since the op records
@@ -199,24 +209,45 @@ func checkTimes(rec *record.Record, max int) (int, bool) {
 	return n + 1, false
 }
 
+// copyHalf is the half re-put at the half queue's tail
+// (renewHalfMessageInner), with TRAN_PREPARED_QUEUE_OFFSET naming the first
+// half and, when checks > 0, TRANSACTION_CHECK_TIMES set to it.
+func (c *txnChecker) copyHalf(rec *record.Record, checks int, origin int64) (*record.Message, map[string]string) {
+	props := record.DecodeProperties(string(rec.Properties))
+	if checks > 0 {
+		props[PropertyTransactionCheckTimes] = strconv.Itoa(checks)
+	}
+	if origin < 0 {
+		origin = rec.QueueOffset
+	}
+	props[PropertyTransactionPreparedQueueOffset] = strconv.FormatInt(origin, 10)
+	return &record.Message{
+		Topic: TransHalfTopic, QueueID: 0, Flag: rec.Flag,
+		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
+		Body:    rec.Body, Properties: record.EncodeProperties(props),
+		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: c.b.storeHost,
+		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
+	}, props
+}
+
+// putBack re-puts a half within its immunity time, unchecked; false if the
+// copy was not stored.
+func (c *txnChecker) putBack(rec *record.Record, origin int64) bool {
+	m, _ := c.copyHalf(rec, 0, origin)
+	res, err := c.b.store.Put(c.b.ctx, m)
+	if !res.Status.Stored() {
+		c.b.log.Warn("half message copy not stored; retried at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
+		return false
+	}
+	return true
+}
+
 // check re-puts the half as a copy with its check count and sends the
 // producer group CHECK_TRANSACTION_STATE for the copy. False if the copy
 // was not stored.
 func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 	b := c.b
-	props := record.DecodeProperties(string(rec.Properties))
-	props[PropertyTransactionCheckTimes] = strconv.Itoa(checks)
-	if origin < 0 {
-		origin = rec.QueueOffset
-	}
-	props[PropertyTransactionPreparedQueueOffset] = strconv.FormatInt(origin, 10)
-	m := &record.Message{
-		Topic: TransHalfTopic, QueueID: 0, Flag: rec.Flag,
-		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
-		Body:    rec.Body, Properties: record.EncodeProperties(props),
-		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
-		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
-	}
+	m, props := c.copyHalf(rec, checks, origin)
 	res, err := b.store.Put(b.ctx, m)
 	if !res.Status.Stored() || len(res.PhysOffsets) == 0 {
 		b.log.Warn("half message copy not stored; checked at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
