@@ -69,10 +69,12 @@ type timerService struct {
 	written timerCheckpoint
 	wroteAt time.Time
 
-	delivered atomic.Int64 // messages re-stored in their real topic
-	loaded    atomic.Int64 // entries in the heap
-	pending   atomic.Int64 // scanned, not yet delivered: heap plus far (far counted at scans)
-	far       int64
+	// Statistics (TimerStats), written by the loop.
+	delivered   atomic.Int64 // messages re-stored in their real topic
+	loaded      atomic.Int64 // entries in the heap
+	pending     atomic.Int64 // scanned, not yet delivered: heap plus far
+	scannedStat atomic.Int64 // scanned
+	far         int64        // far entries counted since the last rescan (approximate after a shrink)
 }
 
 const (
@@ -193,6 +195,7 @@ func (s *timerService) recover() {
 	s.written, s.wroteAt = ck, time.Now()
 	s.last = timerEntry{ck.DeliveredDueMS, ck.DeliveredOffset}
 	s.scanned = max(ck.LowOffset, st.MinOffset(TimerTopic, timerMessageQueue))
+	s.scannedStat.Store(s.scanned)
 	s.wend = nowMS() + s.window()
 	s.minFar = noFar
 	s.scan(s.scanned, math.MinInt64, func(e timerEntry) { // [low, end): all not yet delivered
@@ -289,6 +292,7 @@ func (s *timerService) scan(from, above int64, fn func(timerEntry)) {
 		off = max(res.NextBeginOffset, off+1)
 		if tail {
 			s.scanned = off
+			s.scannedStat.Store(off)
 		}
 	}
 }
@@ -432,15 +436,12 @@ func (s *timerService) progress() timerCheckpoint {
 // checkpoint writes the progress when it changed and TimerFlushInterval
 // passed, when final, or hourly.
 func (s *timerService) checkpoint(final bool) {
-	c := s.progress()
 	since := time.Since(s.wroteAt)
-	switch {
-	case final && c.sameProgress(s.written):
-		return
-	case final:
-	case c.sameProgress(s.written) && since < timerCheckpointRefresh:
-		return
-	case since < s.b.cfg.TimerFlushInterval:
+	if !final && since < s.b.cfg.TimerFlushInterval {
+		return // progress is O(loaded): computed at most once per interval
+	}
+	c := s.progress()
+	if c.sameProgress(s.written) && (final || since < timerCheckpointRefresh) {
 		return
 	}
 	c.WrittenMS = nowMS()

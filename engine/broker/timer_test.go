@@ -114,9 +114,15 @@ func TestTimerDeliveredWhenDueNotBefore(t *testing.T) {
 	if time.Since(start) < 700*time.Millisecond {
 		t.Fatalf("delay-ms visible after %v", time.Since(start))
 	}
+	if st := e.b.TimerStats(); st.Delivered < 1 || st.Delivered+st.Pending < 3 {
+		t.Fatalf("timer stats with messages pending: %+v", st)
+	}
 	eventually(t, "all delivered", func() bool { return e.maxOffset("T", 0) == 2 && e.maxOffset("T", 1) == 1 })
 	if time.Since(start) < 1500*time.Millisecond {
 		t.Fatalf("absolute visible after %v", time.Since(start))
+	}
+	if st := e.b.TimerStats(); !st.Enabled || st.Delivered != 3 || st.Loaded != 0 || st.Pending != 0 || st.OffsetBehind != 0 {
+		t.Fatalf("timer stats after the deliveries: %+v", st)
 	}
 	got := append(e.pullAll("T", 0), e.pullAll("T", 1)...)
 	due := map[string]int64{"absolute": deliverAt, "delay-sec": start.UnixMilli() + 1000, "delay-ms": start.UnixMilli() + 700}

@@ -1,0 +1,114 @@
+package broker
+
+import (
+	"container/heap"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/record"
+)
+
+func TestTimerSlotRoundsUp(t *testing.T) {
+	for _, c := range []struct{ in, p, want int64 }{
+		{1001, 1000, 2000}, {1000, 1000, 1000}, {1999, 1000, 2000}, {5, 1, 5}, {101, 100, 200}, {0, 100, 0},
+	} {
+		if got := timerSlot(c.in, c.p); got != c.want {
+			t.Errorf("timerSlot(%d, %d) = %d, want %d", c.in, c.p, got, c.want)
+		}
+	}
+}
+
+func TestTimerDeliverMSPrecedence(t *testing.T) {
+	p := func(kv ...string) string {
+		var b []byte
+		for i := 0; i < len(kv); i += 2 {
+			b = record.AppendProperty(b, kv[i], kv[i+1])
+		}
+		return string(b)
+	}
+	now := int64(1_000_000)
+	for _, c := range []struct {
+		props string
+		want  int64
+		err   string
+	}{
+		{p(PropertyTimerDelaySec, "3", PropertyTimerDeliverMS, "5"), now + 3000, ""},
+		{p(PropertyTimerDelayMS, "250", PropertyTimerDeliverMS, "5"), now + 250, ""},
+		{p(PropertyTimerDeliverMS, "123"), 123, ""},
+		{p(PropertyTimerDelaySec, "x"), 0, "TIMER_DELAY_SEC \"x\""},
+		{p(PropertyTimerDelaySec, "9223372036854775807"), 0, "out of range"},
+		{p(PropertyTimerDelayMS, "-9223372036854775807"), 0, "out of range"},
+	} {
+		got, err := timerDeliverMS(c.props, now)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.props, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %d, %v; want %d", c.props, got, err, c.want)
+		}
+	}
+	if isTimerMessage(p(PropertyTimerDelaySec, "1", PropertyTimerOutMS, "5")) {
+		t.Error("a message carrying TIMER_OUT_MS (already timed) counts as a timer message")
+	}
+}
+
+func TestTimerCheckpointClaims(t *testing.T) {
+	c := timerCheckpoint{Version: 1, DeliveredDueMS: 100, DeliveredOffset: 5, ScannedOffset: 10, LowOffset: 3}
+	for _, x := range []struct {
+		e    timerEntry
+		want bool
+	}{
+		{timerEntry{500, 2}, true},  // below the low offset
+		{timerEntry{100, 5}, true},  // the last delivered
+		{timerEntry{99, 9}, true},   // earlier slot, scanned
+		{timerEntry{100, 6}, false}, // same slot, later offset
+		{timerEntry{99, 10}, false}, // not scanned
+		{timerEntry{101, 4}, false}, // later slot
+	} {
+		if got := c.delivered(x.e); got != x.want {
+			t.Errorf("delivered(%v) = %v, want %v", x.e, got, x.want)
+		}
+	}
+	if _, err := decodeTimerCheckpoint([]byte(`{"v":1,"deliveredDueMs":1,"deliveredOffset":0,"scannedOffset":4,"lowOffset":2}`)); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{`{"v":2}`, `{"v":1,"scannedOffset":1,"lowOffset":2}`, `not json`} {
+		if _, err := decodeTimerCheckpoint([]byte(bad)); err == nil {
+			t.Errorf("%s decoded", bad)
+		}
+	}
+}
+
+// progress never claims a loaded entry below the last delivered one (loaded
+// late) and keeps the low offset under every undelivered message.
+func TestTimerProgressClaimsOnlyDelivered(t *testing.T) {
+	s := &timerService{b: &Broker{}, last: timerEntry{100, 5}, scanned: 20, minFar: 15}
+	for _, e := range []timerEntry{{90, 12}, {150, 8}} {
+		heap.Push(&s.heap, e)
+	}
+	c := s.progress()
+	if c.ScannedOffset != 12 || c.LowOffset != 8 || c.DeliveredDueMS != 100 || c.DeliveredOffset != 5 {
+		t.Fatalf("progress %+v", c)
+	}
+	for _, e := range s.heap {
+		if c.delivered(e) {
+			t.Fatalf("undelivered %v claimed by %+v", e, c)
+		}
+	}
+	if c.delivered(timerEntry{100, 15}) {
+		t.Fatal("far offset claimed")
+	}
+}
+
+func TestTimerProperties(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.TimerPrecision = 200 * time.Millisecond
+	p := (&Broker{cfg: cfg}).timerProperties()
+	if p["timerWheelEnable"] != "true" || p["timerPrecisionMs"] != "200" || p["timerMaxDelaySec"] != "259200" || p["litePullMessageEnable"] != "true" {
+		t.Fatalf("%v", p)
+	}
+}
