@@ -30,6 +30,7 @@ type brokerFlags struct {
 	storeDir, writePath, flushKind  string
 	segmentSize                     string
 	configFile, logLevel            string
+	metricsListen                   string // --metrics-listen ("" = off)
 	tls                             tlsFlags
 	ha                              haFlags
 	acl                             aclFlags
@@ -141,7 +142,7 @@ store's abort file).`,
 			if bcfg.ACL, err = startACL(cmd.Context(), f.acl, f.logLevel); err != nil {
 				return err
 			}
-			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel)
+			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel, f.metricsListen)
 		},
 	}
 	fl := cmd.Flags()
@@ -156,6 +157,7 @@ store's abort file).`,
 	fl.StringVar(&f.cluster, "cluster", "DefaultCluster", "cluster name")
 	fl.StringVar(&f.brokerIP, "broker-ip", "", "IP registered with the name servers (default: the listen host, or the first non-loopback IPv4)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	addMetricsFlag(cmd, &f.metricsListen)
 	addServerTLSFlags(cmd, &f.tls)
 	addClientTLSFlags(cmd, &f.tls)
 	addHAFlags(cmd, &f.ha)
@@ -294,8 +296,8 @@ func applyFileTunables(cfg *broker.Config, file brokerFile) error {
 }
 
 // runBroker runs a broker until ctx is cancelled (SIGINT/SIGTERM), then
-// stops it cleanly.
-func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLevel string) error {
+// stops it cleanly. metricsAddr (non-empty) serves its Prometheus metrics.
+func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLevel, metricsAddr string) error {
 	log, err := newLogger(logLevel)
 	if err != nil {
 		return err
@@ -309,12 +311,18 @@ func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLe
 	if err != nil {
 		return err
 	}
+	metrics, err := brokerMetrics(metricsAddr, b, log)
+	if err != nil {
+		return err
+	}
 	if err := b.Start(ctx); err != nil {
+		metrics.stop()
 		return err
 	}
 	log.Info("broker serving", "addr", b.Addr(), "tls", bcfg.Remoting.TLS.Mode, "store", scfg.Root, "writePath", scfg.CommitLog.Path,
 		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize)
 	<-ctx.Done()
+	metrics.stop()
 	st := b.Stats()
 	log.Info("broker stopping", "badRequests", st.BadRequests, "badInputCloses", st.BadInputCloses)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)

@@ -23,6 +23,7 @@ func newNamesrvCmd() *cobra.Command {
 		listen   string
 		logLevel string
 		tlsf     tlsFlags
+		metrics  string
 	)
 	cmd := &cobra.Command{
 		Use:   "namesrv",
@@ -43,11 +44,17 @@ SIGINT or SIGTERM stops it.`,
 			}
 			cfg.Logger = log
 			srv := namesrv.New(cfg)
+			ms, err := namesrvMetrics(metrics, srv, listen, log)
+			if err != nil {
+				return err
+			}
 			if err := srv.Start(cmd.Context()); err != nil {
+				ms.stop()
 				return fmt.Errorf("namesrv: %w", err)
 			}
 			log.Info("name server started", "addr", srv.Addr())
 			<-cmd.Context().Done()
+			ms.stop()
 			log.Info("name server stopping")
 			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
@@ -60,6 +67,7 @@ SIGINT or SIGTERM stops it.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9876", "listen address (host:port; port 0 picks one)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	addMetricsFlag(cmd, &metrics)
 	addServerTLSFlags(cmd, &tlsf)
 	return cmd
 }
