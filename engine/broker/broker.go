@@ -52,6 +52,7 @@ type Broker struct {
 	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
 	ops       opsState      // subscription groups, live config (ops.go)
 	txn       txnState      // transactional messages' check service (txn.go)
+	replies   replyState    // request-reply requesters (reply.go)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool

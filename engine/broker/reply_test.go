@@ -62,7 +62,13 @@ func testSQL92Pulls(t *testing.T, e *env) {
 	sqlHeartbeat(t, e, "c1", "gsql", expr, broker.ExpressionSQL92)
 	sqlHeartbeat(t, e, "c2", "gtag", "TagA", broker.ExpressionTag)
 
-	// The heartbeat's subscription filters pulls without the subscription flag.
+	// The heartbeat's subscription filters pulls without the subscription
+	// flag (engine/store dispatches to the consume queue after the send is
+	// answered: wait for all six).
+	eventually(t, "six messages readable", func() bool {
+		_, all := bodies(t, e, pullExt("nofilter", "T", 0, 0, 32, 0, 0))
+		return len(all) == 6
+	})
 	code, got := bodies(t, e, pullExt("gsql", "T", 0, 0, 32, 0, 0))
 	if code != remoting.RespSuccess || strings.Join(got, ",") != "m0,m5" {
 		t.Fatalf("SQL92 group pulled %d %v, want m0,m5", code, got)
@@ -266,4 +272,42 @@ func TestReplyFailures(t *testing.T) {
 	if resp := send("127.0.0.1@consumer"); resp.Code != remoting.RespSystemError {
 		t.Fatalf("reply to a consumer-only client: %d", resp.Code)
 	}
+}
+
+// TestReplyToRequestConnection: a requester that sent no heartbeat (the Go
+// client's producer before its first one) is reached over the connection
+// its request message came in on; once that connection closes it is not.
+func TestReplyToRequestConnection(t *testing.T) {
+	e := startEnv(t, nil)
+	e.createTopic("Req", 1)
+	topic := broker.ReplyTopic("DefaultCluster")
+	pushes := make(chan *remoting.Command, 4)
+	ccfg := remoting.DefaultClientConfig()
+	ccfg.Logger = quiet
+	ccfg.RequestProcessor = remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+		pushes <- req
+		return remoting.NewResponse(remoting.RespSuccess, ""), nil
+	})
+	rc := remoting.NewClient(ccfg)
+	defer rc.Close()
+
+	send := func() *remoting.Command {
+		return e.call(remoting.ReqSendReplyMessage, sendHeader(topic, 0, replyProps("127.0.0.1@quiet", "c1")).ExtFields(false), []byte("r"))
+	}
+	wantCode(t, "reply before any request", send(), remoting.RespSystemError)
+
+	req := props(broker.PropertyReplyToClient, "127.0.0.1@quiet", broker.PropertyCorrelationID, "c1", broker.PropertyMessageTTL, "3")
+	wantCode(t, "request", callWith(t, rc, e.b.Addr(), remoting.ReqSendMessageV2, sendHeader("Req", 0, req).ExtFields(true), []byte("q")),
+		remoting.RespSuccess)
+	wantCode(t, "reply", send(), remoting.RespSuccess)
+	select {
+	case p := <-pushes:
+		if p.Code != remoting.ReqPushReplyMessageToClient || string(p.Body) != "r" {
+			t.Fatalf("pushed %d %q", p.Code, p.Body)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("no push over the request's connection")
+	}
+	_ = rc.Close()
+	eventually(t, "the closed requester forgotten", func() bool { return send().Code == remoting.RespSystemError })
 }

@@ -38,6 +38,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	if resp := b.checkMessage(m); resp != nil {
 		return resp
 	}
+	b.noteRequester(conn, m.Properties) // reply.go
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
 	if resp != nil {
 		return resp
