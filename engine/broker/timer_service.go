@@ -78,11 +78,11 @@ type timerService struct {
 }
 
 const (
-	noFar                    = math.MaxInt64
-	timerScanBatch           = 64
-	timerRetryWait           = 100 * time.Millisecond
-	timerCheckpointRefresh   = time.Hour
-	timerCheckpointGroupName = TimerTopic
+	noFar                  = math.MaxInt64
+	timerScanBatch         = 64
+	timerRetryWait         = 100 * time.Millisecond
+	timerCheckpointRefresh = time.Hour
+	timerReadGroup         = TimerTopic // the group the service reads as (store statistics)
 )
 
 // timerEntry is a loaded message: its slot and its offset in queue 0.
@@ -227,9 +227,19 @@ func (s *timerService) extendWindow() {
 	}
 	from, end := s.minFar, s.scanned
 	s.minFar, s.far = noFar, 0
-	s.scan(from, old, s.admit)
-	if s.scanned != end {
-		panic("broker: timer rescan moved the scanned offset") // scan stops at the end it was given
+	for {
+		from = s.scan(from, old, s.admit)
+		if from >= end {
+			return
+		}
+		// A read the store could not serve: what is left is still far
+		// (for the checkpoint's low offset) and is read again shortly.
+		s.minFar = min(s.minFar, from)
+		select {
+		case <-s.quit:
+			return
+		case <-time.After(timerRetryWait):
+		}
 	}
 }
 
@@ -247,38 +257,53 @@ func (s *timerService) extendAt() int64 {
 // scan reads queue 0 from offset from up to s.scanned (a rescan, when
 // above > MinInt64: only messages due after above are passed to fn) or, for
 // a tail scan (from == s.scanned), to the queue's end, advancing s.scanned.
-func (s *timerService) scan(from, above int64, fn func(timerEntry)) {
+// It returns the offset it stopped at: s.scanned (or more) when a rescan
+// completed, less when the store could not serve a read (retry later).
+// Messages the store cleaned away and corrupt records are skipped, logged.
+func (s *timerService) scan(from, above int64, fn func(timerEntry)) int64 {
 	st := s.b.store
 	tail := from == s.scanned && above == math.MinInt64
 	end := s.scanned
-	for off := from; tail || off < end; {
+	advance := func(to int64) {
+		if tail {
+			s.scanned = to
+			s.scannedStat.Store(to)
+		}
+	}
+	off := from
+	for tail || off < end {
 		n := timerScanBatch
 		if !tail {
 			n = int(min(int64(n), end-off))
 		}
-		res := st.Get(timerCheckpointGroupName, TimerTopic, timerMessageQueue, off, n, nil)
+		res := st.Get(timerReadGroup, TimerTopic, timerMessageQueue, off, n, nil)
 		switch res.Status {
 		case GetFound:
-		case GetOffsetTooSmall, GetOffsetOverflowBadly, GetNoMatchedMessage, GetMessageWasRemoving:
-			if res.NextBeginOffset <= off || (!tail && res.NextBeginOffset > end) {
-				return
+		case GetOffsetTooSmall, GetOffsetOverflowBadly, GetNoMatchedMessage, GetMessageWasRemoving, GetOffsetFoundNull:
+			if res.NextBeginOffset <= off {
+				return off // nothing to move on to (a read failure is retried)
 			}
-			s.b.log.Warn("timer queue offset moved (messages cleaned before delivery?)", "from", off, "to", res.NextBeginOffset)
+			if res.Status == GetOffsetFoundNull {
+				s.b.log.Error("unreadable record in the timer queue, skipped", "offset", off)
+			} else {
+				s.b.log.Warn("timer queue offset moved (messages cleaned before delivery?)", "from", off, "to", res.NextBeginOffset)
+			}
 			off = res.NextBeginOffset
-			if tail {
-				s.scanned = off
-			}
+			advance(off)
 			continue
 		default: // the end, or nothing readable yet
-			return
+			return off
 		}
+		next := off
 		for buf := res.Buffer; len(buf) > 0; {
 			rec, err := record.Decode(buf, false)
 			if err != nil {
-				s.b.log.Error("undecodable record in the timer queue, skipped", "offset", off, "err", err)
+				s.b.log.Error("undecodable record in the timer queue, skipped", "offset", next, "err", err)
+				next++
 				break
 			}
 			buf = buf[rec.TotalSize:]
+			next = rec.QueueOffset + 1
 			e := timerEntry{due: rec.StoreTimestamp, off: rec.QueueOffset}
 			if v, ok := rec.Property(PropertyTimerOutMS); ok {
 				if d, err := strconv.ParseInt(string(v), 10, 64); err == nil {
@@ -289,12 +314,10 @@ func (s *timerService) scan(from, above int64, fn func(timerEntry)) {
 				fn(e)
 			}
 		}
-		off = max(res.NextBeginOffset, off+1)
-		if tail {
-			s.scanned = off
-			s.scannedStat.Store(off)
-		}
+		off = max(next, off+1)
+		advance(off)
 	}
+	return off
 }
 
 // admit loads e if it is due within the window, else counts it far.
@@ -372,11 +395,14 @@ func (s *timerService) deliverDue() bool {
 // "retry later".
 func (s *timerService) deliver(e timerEntry) bool {
 	b := s.b
-	res := b.store.Get(timerCheckpointGroupName, TimerTopic, timerMessageQueue, e.off, 1, nil)
-	switch res.Status {
-	case GetFound:
-	case GetOffsetTooSmall:
+	res := b.store.Get(timerReadGroup, TimerTopic, timerMessageQueue, e.off, 1, nil)
+	switch {
+	case res.Status == GetFound:
+	case res.Status == GetOffsetTooSmall:
 		b.log.Error("timer message cleaned before it was due, dropped", "offset", e.off)
+		return true
+	case res.Status == GetOffsetFoundNull && res.NextBeginOffset > e.off:
+		b.log.Error("timer message corrupt, dropped", "offset", e.off)
 		return true
 	default:
 		b.log.Warn("timer message not readable, will retry", "offset", e.off, "status", res.Status)
