@@ -64,3 +64,14 @@ func (t *clientTable) producerConnections(group string) []Connection {
 	}
 	return out
 }
+
+// messageModel is the message model a consumer group's members announced
+// ("" when none is online).
+func (t *clientTable) messageModel(group string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if g := t.mu.consumers[group]; g != nil {
+		return g.messageModel
+	}
+	return ""
+}

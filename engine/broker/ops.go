@@ -122,7 +122,9 @@ func (b *Broker) findSubGroup(group string) (c SubscriptionGroupConfig, ok bool,
 // checkConsumeGroup applies the group's config to a pull, as Java's
 // PullMessageProcessor: an unknown group (with auto-creation off) gets
 // SUBSCRIPTION_GROUP_NOT_EXIST, a group with consumeEnable=false
-// NO_PERMISSION. A table that cannot be loaded does not stop pulls.
+// NO_PERMISSION, and so does a broadcasting group with
+// consumeBroadcastEnable=false. A table that cannot be loaded does not stop
+// pulls.
 func (b *Broker) checkConsumeGroup(group string) (int32, string) {
 	c, ok, err := b.findSubGroup(group)
 	switch {
@@ -133,6 +135,8 @@ func (b *Broker) checkConsumeGroup(group string) (int32, string) {
 		return remoting.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", group)
 	case !c.ConsumeEnable:
 		return remoting.RespNoPermission, "subscription group no permission, " + group
+	case !c.ConsumeBroadcastEnable && b.clients.messageModel(group) == Broadcasting:
+		return remoting.RespNoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", group)
 	}
 	return remoting.RespSuccess, ""
 }

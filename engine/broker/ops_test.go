@@ -263,6 +263,21 @@ func TestOpsSubscriptionGroups(t *testing.T) {
 	}
 	wantCode(t, "bad body", e.putSubGroup(`{`), remoting.RespSystemError)
 
+	// A broadcasting group whose config forbids broadcast consumption.
+	var hb broker.HeartbeatData
+	if err := json.Unmarshal(heartbeatBody("10.0.0.1@c2", "bg"), &hb); err != nil {
+		t.Fatal(err)
+	}
+	hb.ConsumerDataSet[0].MessageModel = broker.Broadcasting
+	body, _ := json.Marshal(hb)
+	e.heartbeat(body)
+	wantCode(t, "broadcast pull", e.pull("bg", "T", 0, 0, 1), remoting.RespSuccess)
+	wantCode(t, "no broadcast", e.putSubGroup(`{"groupName":"bg","consumeBroadcastEnable":false}`), remoting.RespSuccess)
+	if resp := e.pull("bg", "T", 0, 0, 1); resp.Code != remoting.RespNoPermission ||
+		resp.Remark != "the consumer group[bg] can not consume by broadcast way" {
+		t.Fatalf("broadcast pull of a group without consumeBroadcastEnable: %d %q", resp.Code, resp.Remark)
+	}
+
 	// Delete with cleanOffset drops the group's offsets too.
 	e.commitOffset("sg", "T", 0, 1)
 	wantCode(t, "delete", e.call(remoting.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "sg", "cleanOffset": "true"}, nil),
