@@ -87,6 +87,7 @@ type brokerFile struct {
 
 	// Timer messages and lite pull: RocketMQ's key names (broker_timer.go).
 	Timer timerFile `yaml:",inline"`
+	Reply replyFile `yaml:",inline"` // SQL92 filtering and request-reply (broker_reply.go)
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -218,6 +219,7 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 	if err := file.Timer.apply(&bcfg); err != nil {
 		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
 	}
+	file.Reply.apply(&bcfg)
 	if err := f.ha.apply(&bcfg, changed, file); err != nil {
 		return bcfg, store.Config{}, err
 	}
