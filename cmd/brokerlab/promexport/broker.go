@@ -111,10 +111,10 @@ func (c *BrokerCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *BrokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		ch <- metric(d, prometheus.CounterValue, float64(v), labels...)
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		ch <- metric(d, prometheus.GaugeValue, v, labels...)
 	}
 
 	rt := c.b.RuntimeStats()
@@ -185,7 +185,7 @@ func (c *BrokerCollector) collectStore(ch chan<- prometheus.Metric, counter func
 	gauge(c.storageSize, float64(max(cl.MaxOffset-s.MinPhyOffset(), 0)))
 	counter(c.appends, cl.Appends)
 	counter(c.appendBytes, cl.Bytes)
-	ch <- prometheus.MustNewConstMetric(c.lockHeldTotal, prometheus.CounterValue, time.Duration(cl.LockHeldNanos).Seconds())
+	ch <- metric(c.lockHeldTotal, prometheus.CounterValue, time.Duration(cl.LockHeldNanos).Seconds())
 	f := st.Flush
 	counter(c.flushes, f.Flushes)
 	counter(c.flushTimeouts, f.Timeouts)
@@ -200,7 +200,7 @@ func (c *BrokerCollector) collectStore(ch chan<- prometheus.Metric, counter func
 		lat[flush.LatencyUpper(i).Seconds()] = cum
 	}
 	cum += f.Latency[flush.LatencyBuckets-1]
-	ch <- prometheus.MustNewConstHistogram(c.flushLatency, cum, time.Duration(f.FlushNanos).Seconds(), lat)
+	ch <- histogram(c.flushLatency, cum, time.Duration(f.FlushNanos).Seconds(), lat)
 
 	batch := make(map[float64]uint64, flush.BatchBuckets-1)
 	cum = 0
@@ -209,7 +209,7 @@ func (c *BrokerCollector) collectStore(ch chan<- prometheus.Metric, counter func
 		batch[float64(flush.BucketUpper(i))] = cum
 	}
 	cum += f.BatchSizes[flush.BatchBuckets-1]
-	ch <- prometheus.MustNewConstHistogram(c.flushBatch, cum, float64(f.Waiters), batch)
+	ch <- histogram(c.flushBatch, cum, float64(f.Waiters), batch)
 }
 
 // excludedTopic reports the topics RocketMQ leaves out of its in/out

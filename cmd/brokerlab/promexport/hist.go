@@ -3,6 +3,7 @@ package promexport
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,7 +22,37 @@ func constHistogram(desc *prometheus.Desc, h remoting.LatencyHist, unit time.Dur
 		buckets[float64(bound)/float64(unit)] = cum
 	}
 	cum += h.Buckets[len(remoting.LatencyBounds)]
-	return prometheus.MustNewConstHistogram(desc, cum, float64(h.Sum)/float64(unit), buckets, labels...)
+	return histogram(desc, cum, float64(h.Sum)/float64(unit), buckets, labels...)
+}
+
+// metric is a constant counter or gauge. Label values that are not valid
+// UTF-8 (group names come from clients) are repaired with U+FFFD, so no
+// client can make a scrape fail; any other error yields an invalid metric,
+// which the handler reports without failing the rest of the scrape.
+func metric(desc *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(desc, typ, v, validLabels(labels)...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
+}
+
+// histogram is a constant histogram, with metric's label repair.
+func histogram(desc *prometheus.Desc, count uint64, sum float64, buckets map[float64]uint64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstHistogram(desc, count, sum, buckets, validLabels(labels)...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
+}
+
+func validLabels(labels []string) []string {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	return labels
 }
 
 // codeLabel is RocketMQ's label value for a request or response code: the
@@ -61,6 +92,6 @@ func newBadInputDescs(nl prometheus.Labels) badInputDescs {
 func (d badInputDescs) describe(ch chan<- *prometheus.Desc) { ch <- d.requests; ch <- d.closes }
 
 func (d badInputDescs) collect(ch chan<- prometheus.Metric, st remoting.ServerStats) {
-	ch <- prometheus.MustNewConstMetric(d.requests, prometheus.CounterValue, float64(st.BadRequests))
-	ch <- prometheus.MustNewConstMetric(d.closes, prometheus.CounterValue, float64(st.BadInputCloses))
+	ch <- metric(d.requests, prometheus.CounterValue, float64(st.BadRequests))
+	ch <- metric(d.closes, prometheus.CounterValue, float64(st.BadInputCloses))
 }

@@ -58,10 +58,10 @@ func (c *NamesrvCollector) Collect(ch chan<- prometheus.Metric) {
 	collectRPCLatency(ch, c.rpcLatency, c.req)
 	n := c.s.Counts()
 	for _, cl := range n.Clusters {
-		ch <- prometheus.MustNewConstMetric(c.brokers, prometheus.GaugeValue, float64(cl.Brokers), cl.Cluster)
-		ch <- prometheus.MustNewConstMetric(c.brokerNames, prometheus.GaugeValue, float64(cl.BrokerNames), cl.Cluster)
+		ch <- metric(c.brokers, prometheus.GaugeValue, float64(cl.Brokers), cl.Cluster)
+		ch <- metric(c.brokerNames, prometheus.GaugeValue, float64(cl.BrokerNames), cl.Cluster)
 	}
-	ch <- prometheus.MustNewConstMetric(c.topics, prometheus.GaugeValue, float64(n.Topics))
-	ch <- prometheus.MustNewConstMetric(c.connections, prometheus.GaugeValue, float64(n.Connections))
+	ch <- metric(c.topics, prometheus.GaugeValue, float64(n.Topics))
+	ch <- metric(c.connections, prometheus.GaugeValue, float64(n.Connections))
 	c.bad.collect(ch, c.s.Stats())
 }
