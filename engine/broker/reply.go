@@ -78,8 +78,8 @@ func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req 
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
 		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
 	}
-	if err := record.Validate(m, b.cfg.MaxBodySize); err != nil {
-		return validationResponse(err), nil
+	if resp := b.checkMessage(m); resp != nil {
+		return resp, nil
 	}
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
 	if resp != nil {

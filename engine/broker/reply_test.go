@@ -311,3 +311,22 @@ func TestReplyToRequestConnection(t *testing.T) {
 	_ = rc.Close()
 	eventually(t, "the closed requester forgotten", func() bool { return send().Code == remoting.RespSystemError })
 }
+
+// TestReplyChecksLikeASend: a reply goes through a send's checks (an
+// invalid or forbidden topic is refused before any push).
+func TestReplyChecksLikeASend(t *testing.T) {
+	e := startEnv(t, nil)
+	r := newRequester(t, e, "127.0.0.1@req", remoting.RespSuccess)
+	for topic, code := range map[string]int32{
+		"bad topic!":          remoting.RespInvalidParameter,
+		"SCHEDULE_TOPIC_XXXX": remoting.RespNoPermission,
+	} {
+		resp := e.call(remoting.ReqSendReplyMessage, sendHeader(topic, 0, replyProps("127.0.0.1@req", "c")).ExtFields(false), []byte("x"))
+		wantCode(t, "reply to "+topic, resp, code)
+	}
+	select {
+	case p := <-r.pushes:
+		t.Fatalf("a refused reply was pushed: %v", p.ExtFields)
+	default:
+	}
+}
