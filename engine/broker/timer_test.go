@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -317,6 +318,51 @@ func TestTimerRestartDeliversExactlyOnce(t *testing.T) {
 			}
 			if string(got[0].Body) != "early" {
 				t.Fatalf("first delivery %q, want early", got[0].Body)
+			}
+		})
+	}
+}
+
+// A crash image (the store directory copied while the broker runs, as a
+// killed process leaves it): the copy recovers abnormally and its timer
+// delivers every parked message at least once, none early; one delivered
+// and checkpointed before the image is not delivered again.
+func TestTimerCrashImageDeliversAtLeastOnce(t *testing.T) {
+	for _, pol := range flush.Kinds() {
+		t.Run("flush="+string(pol), func(t *testing.T) {
+			ns := startNamesrv(t)
+			dir := t.TempDir()
+			e := startTimerRealEnv(t, dir, pol, ns.Addr(), nil)
+			e.createTopic("T", 1)
+			start := time.Now()
+			due := map[string]int64{
+				"early": start.Add(200 * time.Millisecond).UnixMilli(),
+				"late":  start.Add(1500 * time.Millisecond).UnixMilli(),
+				"later": start.Add(1700 * time.Millisecond).UnixMilli(),
+			}
+			for _, b := range []string{"late", "early", "later"} {
+				e.mustSend("T", 0, b, props(broker.PropertyTimerDeliverMS, strconv.FormatInt(due[b], 10)))
+			}
+			eventually(t, "early delivered", func() bool { return e.b.TimerStats().Delivered == 1 })
+			time.Sleep(200 * time.Millisecond) // several checkpoint intervals
+			image := t.TempDir()
+			if err := os.CopyFS(image, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.b.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+
+			e2 := startTimerRealEnv(t, image, pol, ns.Addr(), nil)
+			eventually(t, "delivery from the crash image", func() bool { return e2.maxOffset("T", 0) >= 3 })
+			time.Sleep(300 * time.Millisecond)
+			count := map[string]int{}
+			for _, r := range e2.pullAll("T", 0) {
+				count[string(r.Body)]++
+				checkNotEarly(t, r, due[string(r.Body)])
+			}
+			if count["early"] != 1 || count["late"] < 1 || count["later"] < 1 {
+				t.Fatalf("deliveries from the crash image: %v", count)
 			}
 		})
 	}
