@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
@@ -169,4 +170,31 @@ func perm2String(perm int32) string {
 		b[2] = 'X'
 	}
 	return string(b)
+}
+
+// boolArg is a boolean flag that takes its value as an argument ("-o true",
+// "-s false"), as mqadmin's boolean options do; "-o=true" works too.
+type boolArg struct{ p *bool }
+
+func (b boolArg) String() string {
+	if b.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.p)
+}
+
+func (b boolArg) Set(s string) error {
+	v, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want true or false, not %q", s)
+	}
+	*b.p = v
+	return nil
+}
+
+func (boolArg) Type() string { return "true|false" }
+
+func boolArgVarP(fs *pflag.FlagSet, p *bool, name, short string, def bool, usage string) {
+	*p = def
+	fs.VarP(boolArg{p}, name, short, usage)
 }

@@ -166,7 +166,7 @@ the keys it can change at run time and refuses the others.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&brokerAddr, "brokerAddr", "b", "", "update this broker")
 	fl.StringVarP(&cluster, "clusterName", "c", "", "update every master of this cluster")
-	fl.BoolVarP(&all, "updateAllBroker", "a", false, "with -c: slaves too")
+	boolArgVarP(fl, &all, "updateAllBroker", "a", false, "with -c: slaves too")
 	fl.StringVarP(&key, "key", "k", "", "config key (required)")
 	fl.StringVarP(&value, "value", "v", "", "config value (required)")
 	_ = cmd.MarkFlagRequired("key")

@@ -433,9 +433,9 @@ func newUpdateTopicCmd(f *adminFlags) *cobra.Command {
 	fl.Int32VarP(&read, "readQueueNums", "r", 8, "read queue nums")
 	fl.Int32VarP(&write, "writeQueueNums", "w", 8, "write queue nums")
 	fl.Int32VarP(&perm, "perm", "p", namesrv.DefaultPerm, "topic permission: 2 (W), 4 (R), 6 (RW)")
-	fl.BoolVarP(&order, "order", "o", false, "ordered topic")
-	fl.BoolVarP(&unit, "unit", "u", false, "unit topic")
-	fl.BoolVarP(&hasUnitSub, "hasUnitSub", "s", false, "has unit sub")
+	boolArgVarP(fl, &order, "order", "o", false, "ordered topic")
+	boolArgVarP(fl, &unit, "unit", "u", false, "unit topic")
+	boolArgVarP(fl, &hasUnitSub, "hasUnitSub", "s", false, "has unit sub")
 	fl.StringVarP(&attributes, "attributes", "a", "", "attributes: +a=b,+c=d,-e")
 	_ = cmd.MarkFlagRequired("topic")
 	return cmd
