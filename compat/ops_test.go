@@ -272,4 +272,26 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 	if string(resp.Body) != `{"groupList":["`+group+`"]}` {
 		t.Fatalf("group list %s", resp.Body)
 	}
+
+	// INVOKE_BROKER_TO_GET_CONSUMER_STATUS asks the Go consumer itself
+	// (GET_CONSUMER_STATUS_FROM_CLIENT) and relays its offsets.
+	resp = c.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": topic, "group": group}, nil)
+	wantOK(t, "consumer status", resp)
+	raw, ok := broker.FieldOf(resp.Body, "consumerTable")
+	if !ok || !strings.Contains(string(raw), `"`+cc.ConnectionSet[0].ClientID+`":{{`) {
+		t.Fatalf("consumer status %s", resp.Body)
+	}
+	inner, _ := broker.FieldOf(raw, cc.ConnectionSet[0].ClientID)
+	offs, err := broker.ParseMQMap(inner)
+	if err != nil || len(offs) != 2 {
+		t.Fatalf("client offsets %s: %v", inner, err)
+	}
+	sum := 0
+	for _, v := range offs {
+		n, _ := strconv.Atoi(string(v))
+		sum += n
+	}
+	if sum != len(bodies) {
+		t.Fatalf("client offsets %s sum to %d", inner, sum)
+	}
 }

@@ -75,3 +75,27 @@ func (t *clientTable) messageModel(group string) string {
 	}
 	return ""
 }
+
+// clientConn is one live client of a group and its connection.
+type clientConn struct {
+	id   string
+	conn *remoting.Conn
+}
+
+// memberClients lists a consumer group's live members with their
+// connections, sorted by client id.
+func (t *clientTable) memberClients(group string) []clientConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.mu.consumers[group]
+	if g == nil {
+		return nil
+	}
+	var out []clientConn
+	for _, id := range slices.Sorted(maps.Keys(g.members)) {
+		if ci := t.mu.clients[id]; ci != nil && ci.conn != nil {
+			out = append(out, clientConn{id, ci.conn})
+		}
+	}
+	return out
+}

@@ -57,6 +57,7 @@ func (b *Broker) registerOps() {
 	b.handle(remoting.ReqUpdateAndCreateSubscriptionGroup, b.updateAndCreateSubscriptionGroup, nil)
 	b.handle(remoting.ReqDeleteSubscriptionGroup, b.deleteSubscriptionGroup, nil)
 	b.handle(remoting.ReqInvokeBrokerToResetOffset, b.invokeBrokerToResetOffset, nil)
+	b.handle(remoting.ReqInvokeBrokerToGetConsumerStatus, b.invokeBrokerToGetConsumerStatus, nil)
 	b.handle(remoting.ReqGetBrokerConfig, b.getBrokerConfig, nil)
 	b.handle(remoting.ReqUpdateBrokerConfig, b.updateBrokerConfig, nil)
 }
@@ -678,6 +679,70 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 		}
 	}
 	b.log.Info("consumer offsets reset", "group", group, "topic", topic, "timestamp", ts, "clients", len(conns))
+	return bodyResponse(body), nil
+}
+
+// consumerStatusTimeout bounds each GET_CONSUMER_STATUS_FROM_CLIENT call
+// (Java: 5 s).
+const consumerStatusTimeout = 5 * time.Second
+
+// invokeBrokerToGetConsumerStatus handles INVOKE_BROKER_TO_GET_CONSUMER_STATUS
+// (223; header topic, group, optional clientAddr = a client id) as
+// Broker2Client.getConsumeStatus: it asks every live consumer of the group
+// (or the one named) for its offsets of topic (GET_CONSUMER_STATUS_FROM_CLIENT,
+// 221) and answers GetConsumerStatusBody
+// {"consumerTable":{clientId:{MQ:offset}},"messageQueueTable":{}}. Clients
+// that fail or time out are left out; none online is a SYSTEM_ERROR.
+func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	topic, err := req.ExtFields.String("topic")
+	if err != nil {
+		return nil, err
+	}
+	group, err := req.ExtFields.String("group")
+	if err != nil {
+		return nil, err
+	}
+	only := req.ExtFields.OptString("clientAddr", "")
+	members := b.clients.memberClients(group)
+	if len(members) == 0 {
+		return responsef(remoting.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group), nil
+	}
+	body := []byte(`{"consumerTable":{`)
+	n := 0
+	for _, m := range members {
+		if only != "" && m.id != only {
+			continue
+		}
+		ask := remoting.NewRequest(remoting.ReqGetConsumerStatusFromClient, remoting.ExtFields{"topic": topic, "group": group})
+		cctx, cancel := context.WithTimeout(ctx, consumerStatusTimeout)
+		resp, err := m.conn.Invoke(cctx, ask)
+		cancel()
+		if err != nil || resp.Code != remoting.RespSuccess {
+			b.log.Warn("get consumer status failed", "group", group, "client", m.id, "err", err)
+			continue
+		}
+		raw, ok := FieldOf(resp.Body, "messageQueueTable")
+		if !ok {
+			continue
+		}
+		table, err := ParseMQMap(raw)
+		if err != nil {
+			b.log.Warn("consumer status body", "group", group, "client", m.id, "err", err)
+			continue
+		}
+		entries := make([]mqEntry, 0, len(table))
+		for mq, v := range table {
+			entries = append(entries, mqEntry{mq, v})
+		}
+		if n > 0 {
+			body = append(body, ',')
+		}
+		n++
+		body = appendJSONString(body, m.id)
+		body = append(body, ':')
+		body = appendMQMap(body, entries)
+	}
+	body = append(body, `},"messageQueueTable":{}}`...)
 	return bodyResponse(body), nil
 }
 

@@ -537,3 +537,36 @@ func TestOpsSubscriptionGroupsPersist(t *testing.T) {
 	e.createTopic("T", 1)
 	wantCode(t, "pull of the disabled group after restart", e.pull("sg", "T", 0, 0, 1), remoting.RespNoPermission)
 }
+
+func TestOpsGetConsumerStatus(t *testing.T) {
+	e := startEnv(t, nil)
+	ccfg := remoting.DefaultClientConfig()
+	ccfg.Logger = quiet
+	ccfg.RequestProcessor = remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+		if req.Code != remoting.ReqGetConsumerStatusFromClient || req.ExtFields["group"] != "g" {
+			return nil, nil
+		}
+		resp := remoting.NewResponse(remoting.RespSuccess, "")
+		// The Go client's ConsumerStatus.Encode form.
+		resp.Body = []byte(`{"messageQueueTable":{{"topic":"` + req.ExtFields["topic"] + `","brokerName":"broker-a","queueId":1}:7,` +
+			`{"topic":"` + req.ExtFields["topic"] + `","brokerName":"broker-a","queueId":0}:5}}`)
+		return resp, nil
+	})
+	c := remoting.NewClient(ccfg)
+	t.Cleanup(func() { _ = c.Close() })
+	wantCode(t, "heartbeat", callWith(t, c, e.b.Addr(), remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "g")), remoting.RespSuccess)
+
+	resp := e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "g"}, nil)
+	wantCode(t, "consumer status", resp, remoting.RespSuccess)
+	want := `{"consumerTable":{"10.0.0.1@c1":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:5,` +
+		`{"brokerName":"broker-a","queueId":1,"topic":"T"}:7}},"messageQueueTable":{}}`
+	if string(resp.Body) != want {
+		t.Fatalf("GetConsumerStatusBody\n%s\nwant\n%s", resp.Body, want)
+	}
+	resp = e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "g", "clientAddr": "other"}, nil)
+	if string(resp.Body) != `{"consumerTable":{},"messageQueueTable":{}}` {
+		t.Fatalf("another client's status: %s", resp.Body)
+	}
+	wantCode(t, "offline group", e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "x"}, nil),
+		remoting.RespSystemError)
+}
