@@ -120,10 +120,14 @@ func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
 	return nil
 }
 
-// refuseTimerInBatch answers a batch item that asks for timer delivery:
+// refuseTimerInBatch answers a batch item for the timer topic or one that
+// asks for timer delivery:
 // batches are stored as one unit and cannot be timed per item (Java ignores
 // the properties and delivers at once; refusing is never early).
 func refuseTimerInBatch(m *record.Message) *remoting.Command {
+	if m.Topic == TimerTopic {
+		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+	}
 	if isTimerMessage(m.Properties) {
 		return responsef(remoting.RespMessageIllegal, "timer message illegal: a batch cannot carry %s/%s/%s",
 			PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)

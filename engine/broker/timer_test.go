@@ -219,6 +219,12 @@ func TestTimerBatchRefusedAndDelayLevelWins(t *testing.T) {
 	if e.maxOffset("T", 0) != 0 {
 		t.Fatal("a refused batch was stored")
 	}
+	h.Topic = broker.TimerTopic
+	plain := record.AppendBatchItem(nil, record.BatchItem{Body: []byte("x")})
+	wantCode(t, "batch to the timer topic", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), plain), remoting.RespNoPermission)
+	if e.maxOffset(broker.TimerTopic, 0) != 0 {
+		t.Fatal("a batch sent to the timer topic was stored")
+	}
 
 	// DELAY (level 1, 20 ms here) wins over TIMER_DELAY_SEC, as in Java.
 	e.mustSend("T", 0, "leveled", props(record.PropertyDelayTimeLevel, "1", broker.PropertyTimerDelaySec, "60"))
