@@ -32,12 +32,21 @@ import (
 // New arrivals (woken by the store's arriving listener) are read from
 // scanned on; when now comes within half a window of wend and far messages
 // exist, the queue is read again from minFar to load the next window (one
-// pass over the pending backlog per half window). The heap is capped at
+// pass over the pending backlog per half window: reading the records, so
+// its cost grows with the backlog beyond the window). The heap is capped at
 // TimerMaxLoaded entries: past it the window shrinks to the first half of
-// the loaded due times and the rest become far again. So memory is bounded
-// by TimerMaxLoaded × 16 bytes (plus entries already due, which are
-// delivered at once) whatever the number of pending timers; the store keeps
-// the messages themselves.
+// the loaded due times, the rest become far again, and the next rescan
+// waits until a quarter of the index is delivered. So memory is bounded by
+// TimerMaxLoaded entries of 16 bytes (the slice up to twice that; entries
+// already due are always kept and delivered at once) whatever the number
+// of pending timers; the store keeps the messages themselves.
+//
+// Invariants between loop iterations (what progress() checkpoints): every
+// message below min(minFar, the heap's offsets, scanned) was delivered;
+// every scanned undelivered message is in the heap or due after wend at an
+// offset ≥ minFar; deliveries run in (slot, offset) order except for a
+// message loaded after a later one was delivered (its slot passed before it
+// was read), which is delivered at once and not claimed until then.
 //
 // Due messages are delivered in (slot, offset) order as soon as the clock
 // reaches the slot (never before: applyTimer rounds the due time up to the
