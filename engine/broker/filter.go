@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/brokerlab/brokerlab/engine/filter"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -29,14 +30,38 @@ type RecordFilter interface {
 // test and the record's properties decide. Immutable.
 type SQLFilter struct{ expr *filter.Expr }
 
+// sqlCacheSize bounds the compiled expressions kept (Java's
+// SelectorParser caches 100); heartbeats and pulls repeat a handful.
+const sqlCacheSize = 256
+
+// sqlCache maps expression text to its compiled filter (immutable, so
+// shared). When full it is emptied.
+var sqlCache = struct {
+	sync.Mutex
+	m map[string]*SQLFilter
+}{m: make(map[string]*SQLFilter)}
+
 // CompileSQLFilter compiles a SQL92 expression; errors wrap
-// filter.ErrSyntax.
+// filter.ErrSyntax. Compiled filters are cached by text.
 func CompileSQLFilter(expr string) (*SQLFilter, error) {
+	sqlCache.Lock()
+	f := sqlCache.m[expr]
+	sqlCache.Unlock()
+	if f != nil {
+		return f, nil
+	}
 	e, err := filter.Compile(expr)
 	if err != nil {
 		return nil, err
 	}
-	return &SQLFilter{expr: e}, nil
+	f = &SQLFilter{expr: e}
+	sqlCache.Lock()
+	if len(sqlCache.m) >= sqlCacheSize {
+		clear(sqlCache.m)
+	}
+	sqlCache.m[expr] = f
+	sqlCache.Unlock()
+	return f, nil
 }
 
 // MatchTagsCode implements MessageFilter: the consume queue cannot decide.
