@@ -89,19 +89,22 @@ const (
 // txnState is the broker's transaction bookkeeping shared by END_TRANSACTION
 // and the check service. The zero value is ready.
 type txnState struct {
-	mu       sync.Mutex
-	resolved map[int64]struct{} // half queue offsets committed or rolled back
-	seq      atomic.Uint32      // round robin over a producer group's connections
-	topics   atomic.Bool        // half and op topics created
+	mu sync.Mutex
+	// resolved holds half queue offsets being ended (false: an
+	// END_TRANSACTION is storing the message) or ended (true: committed or
+	// rolled back).
+	resolved map[int64]bool
+	seq      atomic.Uint32 // round robin over a producer group's connections
+	topics   atomic.Bool   // half and op topics created
 }
 
 // claim marks the half at offset (and the first half it copies, origin, if
-// ≥ 0) resolved; false if either already was.
+// ≥ 0) as being ended; false if either already is or was.
 func (s *txnState) claim(offset, origin int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.resolved == nil {
-		s.resolved = make(map[int64]struct{})
+		s.resolved = make(map[int64]bool)
 	}
 	if _, ok := s.resolved[offset]; ok {
 		return false
@@ -109,43 +112,50 @@ func (s *txnState) claim(offset, origin int64) bool {
 	if _, ok := s.resolved[origin]; ok && origin >= 0 {
 		return false
 	}
-	s.resolved[offset] = struct{}{}
+	s.resolved[offset] = false
 	if origin >= 0 {
-		s.resolved[origin] = struct{}{}
+		s.resolved[origin] = false
 	}
 	return true
 }
 
-// unclaim undoes a claim whose commit failed.
+// unclaim undoes a claim whose commit failed: the half is pending again.
 func (s *txnState) unclaim(offset, origin int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.resolved, offset)
-	delete(s.resolved, origin)
+	for _, o := range []int64{offset, origin} {
+		if done, ok := s.resolved[o]; ok && !done {
+			delete(s.resolved, o)
+		}
+	}
 }
 
-// markResolved records offsets an op record names.
+// markResolved records halves as ended (a claim that succeeded, or the
+// offsets an op record names).
 func (s *txnState) markResolved(offsets ...int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.resolved == nil {
-		s.resolved = make(map[int64]struct{})
+		s.resolved = make(map[int64]bool)
 	}
 	for _, o := range offsets {
-		s.resolved[o] = struct{}{}
+		if o >= 0 {
+			s.resolved[o] = true
+		}
 	}
 }
 
-// isResolved reports whether the half at offset, or the half it copies, is
-// resolved.
-func (s *txnState) isResolved(offset, origin int64) bool {
+// state reports whether the half at offset, or the half it copies, was
+// ended (done) or is being ended (busy).
+func (s *txnState) state(offset, origin int64) (done, busy bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.resolved[offset]; ok {
-		return true
+	for _, o := range []int64{offset, origin} {
+		if d, ok := s.resolved[o]; ok && o >= 0 {
+			done, busy = done || d, busy || !d
+		}
 	}
-	_, ok := s.resolved[origin]
-	return ok && origin >= 0
+	return done, busy && !done
 }
 
 // prune forgets resolved offsets below halfOffset once there are many.
@@ -308,12 +318,14 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 			b.txn.unclaim(rec.QueueOffset, origin)
 			return putResponse(res, err), nil
 		}
-	} else {
+	}
+	b.txn.markResolved(rec.QueueOffset, origin)
+	if h.commitOrRollback == record.TransactionRollback {
 		b.log.Debug("transaction rolled back", "producerGroup", h.producerGroup, "msgId", h.msgID, "fromCheck", h.fromTransactionCheck)
 	}
 	if err := b.writeTxnOp(ctx, rec.QueueOffset, origin); err != nil {
-		// The half stays pending; the check will ask again and the claim
-		// keeps a second commit from storing it twice in this run.
+		// Ended in memory, so this run neither checks it nor stores it
+		// twice; after a restart it is checked again (as in RocketMQ).
 		b.log.Error("transaction op record not stored", "halfOffset", rec.QueueOffset, "err", err)
 	}
 	return success(), nil

@@ -415,3 +415,33 @@ func TestTxnCheckImmunityTime(t *testing.T) {
 		t.Fatalf("real topic: %d records", len(recs))
 	}
 }
+
+func TestTxnFailedCommitStaysPending(t *testing.T) {
+	e := startEnv(t, txnConfig(30*time.Millisecond, 200*time.Millisecond, 15))
+	e.createTopic("T", 1)
+	e.producerHeartbeat("pg")
+	h := e.sendHalf("T", "retry-me")
+	e.store.SetPutHook(func(_ context.Context, m *record.Message) (broker.PutStatus, error) {
+		if m.Topic == "T" {
+			return broker.PutServiceNotAvailable, nil
+		}
+		return broker.PutOK, nil
+	})
+	wantCode(t, "failed commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespServiceNotAvailable)
+	if e.maxOffset(broker.TransOpHalfTopic, 0) != 0 {
+		t.Fatal("an op record was written for a commit that failed")
+	}
+	e.store.SetPutHook(nil)
+
+	// The half was not given up: it is checked, and the answer commits it.
+	req := e.nextCheck(waitLimit)
+	if req == nil || req.ExtFields["msgId"] != h.uniq {
+		t.Fatalf("check after a failed commit: %v", req)
+	}
+	tso, _ := req.ExtFields.Int64("tranStateTableOffset")
+	clo, _ := req.ExtFields.Int64("commitLogOffset")
+	wantCode(t, "checked commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), remoting.RespSuccess)
+	if got := e.onlyRecord("T"); string(got.Body) != "retry-me" {
+		t.Fatalf("committed %q", got.Body)
+	}
+}

@@ -133,9 +133,11 @@ func (c *txnChecker) scan() {
 			continue
 		}
 		origin := preparedOrigin(&rec)
-		if b.txn.isResolved(rec.QueueOffset, origin) {
+		if done, busy := b.txn.state(rec.QueueOffset, origin); done {
 			i++
 			continue
+		} else if busy {
+			break // an END_TRANSACTION is storing it: look again next time
 		}
 		checks, discard := checkTimes(&rec, b.cfg.TransactionCheckMax)
 		if discard {
@@ -163,9 +165,11 @@ func (c *txnChecker) scan() {
 		// An END_TRANSACTION may have resolved it since the op records
 		// were read.
 		c.readOps()
-		if b.txn.isResolved(rec.QueueOffset, origin) {
+		if done, busy := b.txn.state(rec.QueueOffset, origin); done {
 			i++
 			continue
+		} else if busy {
+			break
 		}
 		if !c.check(&rec, checks, origin) {
 			break // the copy was not stored: retry at the next scan
