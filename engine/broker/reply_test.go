@@ -356,7 +356,8 @@ func TestSQLFilterMatchesRecords(t *testing.T) {
 		props string
 		want  bool
 	}{
-		{props("a", "2"), true},
+		{props("a", "2", record.PropertyTags, "keep"), true},
+		{props("a", "2"), false}, // TAGS absent: TAGS <> 'skip' is NULL
 		{props("a", "2", record.PropertyTags, "skip"), false},
 		{props("a", "4"), false},
 		{props("b", "2"), false},
