@@ -126,11 +126,21 @@ func parseMillis(s string, now time.Time) (int64, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return ms, nil
 	}
-	t, err := time.ParseInLocation("2006-01-02#15:04:05:000", s, time.Local)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: want now, epoch milliseconds or yyyy-MM-dd#HH:mm:ss:SSS", s)
+	bad := fmt.Errorf("timestamp %q: want now, epoch milliseconds or yyyy-MM-dd#HH:mm:ss:SSS", s)
+	// Go layouts know milliseconds only after '.' or ','; split ":SSS" off.
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || len(s)-i != 4 {
+		return 0, bad
 	}
-	return t.UnixMilli(), nil
+	ms, err := strconv.Atoi(s[i+1:])
+	if err != nil || ms < 0 {
+		return 0, bad
+	}
+	t, err := time.ParseInLocation("2006-01-02#15:04:05", s[:i], time.Local)
+	if err != nil {
+		return 0, bad
+	}
+	return t.UnixMilli() + int64(ms), nil
 }
 
 // requireOne checks that exactly one of the named flags is set (mqadmin's
