@@ -100,3 +100,47 @@ func keys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// A loopback cell driven by the official Apache RocketMQ Go client
+// (engine.client rocketmq) beside one driven by brokerlab's own client, on
+// the same kind of broker: both send, a tailing consumer reads through each
+// client, and the broker's breakdown counts the official client's sends.
+func TestOfficialClientCell(t *testing.T) {
+	e, err := Parse([]byte(`
+name: client-tiny
+warmup: 100ms
+duration: 500ms
+interval: 100ms
+settle: 1ms
+engine: {segment_size: 1MiB, transport: loopback, flush: async, stages: true}
+workload: {mode: closed, producers: 2, size: "fixed:256", queues: 2, tailing: 1}
+matrix:
+  - {param: client, values: [rocketmq, brokerlab]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Progress: &log,
+		ProgressEvery: time.Second, NoPlots: true})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(o.Cells) != 2 {
+		t.Fatalf("%d cells", len(o.Cells))
+	}
+	for _, c := range o.Cells {
+		if c.Error != "" || c.Ops == 0 {
+			t.Fatalf("cell %s: error %q, %d ops\n%s", c.Name, c.Error, c.Ops, log.String())
+		}
+		if q := c.Quantiles["e2e"]; q.Count == 0 {
+			t.Fatalf("cell %s: the tailing consumer read nothing (%v)", c.Name, keys(c.Quantiles))
+		}
+		if q := c.Quantiles[result.StageMetric(result.StageTotal)]; q.Count == 0 {
+			t.Fatalf("cell %s: no stage breakdown", c.Name)
+		}
+	}
+	if o.Cells[0].Params["client"] == o.Cells[1].Params["client"] {
+		t.Fatalf("cells %s and %s", o.Cells[0].Name, o.Cells[1].Name)
+	}
+}

@@ -9,10 +9,12 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
+	"github.com/brokerlab/brokerlab/workloads/rmqdriver"
 )
 
 // brokerSystem is the engine behind the broker, driven over loopback TCP
@@ -27,12 +29,13 @@ type brokerSystem struct {
 	rep *replica // the slave with replication async or sync
 	// stages is the broker's per-stage breakdown of sends (engine.stages).
 	stages *broker.StageRecorder
+	// With client=rocketmq the official client drives the cell (d only
+	// creates the topics) through the in-process name server ns.
+	rd *rmqdriver.Driver
+	ns *namesrv.Server
 }
 
-func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, error) {
-	if exp.Engine.Client == ClientRocketMQ {
-		return nil, fmt.Errorf("%w: client rocketmq is not available in this build", ErrConfig)
-	}
+func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, err error) {
 	lc, inj, err := engineConfig(exp.Engine, dir, h)
 	if err != nil {
 		return nil, err
@@ -52,6 +55,19 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	bc.Logger, sc.Logger = quiet, quiet
 	configureHA(&bc, exp.Engine, quiet)
+	var ns *namesrv.Server
+	if exp.Engine.Client == ClientRocketMQ {
+		if ns, err = startLoopbackNamesrv(quiet); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = ns.Shutdown(context.Background())
+			}
+		}()
+		bc.NamesrvAddrs = []string{ns.Addr()}
+		bc.MaxSuspend = rmqMaxHold
+	}
 	b, err := broker.New(bc, broker.OpenStore(sc, bc.DelayLevels))
 	if err != nil {
 		return nil, err
@@ -81,15 +97,26 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (*brokerSystem, er
 			return nil, fmt.Errorf("create topic %s: %w", t, err)
 		}
 	}
-	var rep *replica
-	if exp.Engine.Replication != "none" {
-		if rep, err = startReplica(exp.Engine, dir, b, uint64(exp.Seed), quiet); err != nil {
+	var rd *rmqdriver.Driver
+	if ns != nil {
+		if rd, err = openOfficialClient(ns.Addr()); err != nil {
 			d.Close()
 			b.Shutdown(context.Background())
 			return nil, err
 		}
 	}
-	return &brokerSystem{b: b, st: st, d: d, cfg: sc, rep: rep, stages: stages, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
+	var rep *replica
+	if exp.Engine.Replication != "none" {
+		if rep, err = startReplica(exp.Engine, dir, b, uint64(exp.Seed), quiet); err != nil {
+			if rd != nil {
+				rd.Close()
+			}
+			d.Close()
+			b.Shutdown(context.Background())
+			return nil, err
+		}
+	}
+	return &brokerSystem{b: b, st: st, d: d, rd: rd, ns: ns, cfg: sc, rep: rep, stages: stages, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
 }
 
 // StageRecorder is the broker's send-stage recorder (nil without engine.stages).
@@ -99,10 +126,21 @@ type stallFunc func(time.Duration)
 
 func (f stallFunc) Stall(d time.Duration) { f(d) }
 
-func (s *brokerSystem) Driver() workloads.Driver { return s.d }
-func (s *brokerSystem) Source() workloads.Source { return s.d }
-func (s *brokerSystem) SegmentDir() string       { return commitlog.SegmentDir(s.cfg.Root) }
-func (s *brokerSystem) Stall(d time.Duration)    { s.inj.Stall(d) }
+func (s *brokerSystem) Driver() workloads.Driver {
+	if s.rd != nil {
+		return s.rd
+	}
+	return s.d
+}
+
+func (s *brokerSystem) Source() workloads.Source {
+	if s.rd != nil {
+		return s.rd
+	}
+	return s.d
+}
+func (s *brokerSystem) SegmentDir() string    { return commitlog.SegmentDir(s.cfg.Root) }
+func (s *brokerSystem) Stall(d time.Duration) { s.inj.Stall(d) }
 
 func (s *brokerSystem) Stats() sysStats {
 	if s.st == nil {
@@ -123,7 +161,14 @@ func (s *brokerSystem) Settle(timeout time.Duration) error {
 }
 
 func (s *brokerSystem) Close() error {
+	var rderr error
+	if s.rd != nil { // first: its consumers persist offsets to the broker
+		rderr = s.rd.Close()
+	}
 	derr := s.d.Close()
+	if derr == nil {
+		derr = rderr
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var rerr error
@@ -133,6 +178,9 @@ func (s *brokerSystem) Close() error {
 	berr := s.b.Shutdown(ctx)
 	if berr == nil {
 		berr = rerr
+	}
+	if s.ns != nil {
+		_ = s.ns.Shutdown(ctx)
 	}
 	if p := s.cfg.CommitLog.IO.Pool; p != nil {
 		p.Close()

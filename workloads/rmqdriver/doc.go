@@ -16,6 +16,10 @@
 //	           error when ctx ends first and the held pull is dropped when it
 //	           returns. Brokers used with it should cap the hold (brokerlab's
 //	           MaxSuspend) so that a caught-up consumer comes back quickly.
+//	           The client binds a pull consumer to one topic and its
+//	           PullFrom is not safe for concurrent calls, so the driver runs
+//	           one pull consumer (a client instance) per topic and queue,
+//	           and serialises pulls of one queue.
 //	MaxOffset  the client's OffsetForTimestamp with a time in the future
 //	           (SEARCH_OFFSET_BY_TIMESTAMP: the queue's max offset), the one
 //	           offset query the client's public API offers.

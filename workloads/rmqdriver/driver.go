@@ -27,20 +27,34 @@ type Driver struct {
 	closed   atomic.Bool
 
 	mu        sync.Mutex
-	routes    map[string]route          // by topic
-	consumers map[string]*topicConsumer // by topic
+	routes    map[string]route               // by topic
+	consumers map[consumerKey]*topicConsumer // by topic and queue
 }
 
-// topicConsumer is the client's pull consumer of one topic: the client
-// binds a pull consumer to a topic (Subscribe or Assign before Start), so
-// the driver starts one per topic on first use, assigned no queue (nothing
-// is pulled in the background) and used only through PullFrom,
-// OffsetForTimestamp and the route lookup. Each is its own client instance
-// (the client refuses a second consumer of one group in an instance).
+// consumerKey names a pull consumer: a topic's queue (its index in the
+// route), or metaQueue for the topic's route and offset lookups.
+type consumerKey struct {
+	topic string
+	queue int
+}
+
+// metaQueue is the consumerKey queue of a topic's lookup consumer.
+const metaQueue = -1
+
+// topicConsumer is one of the client's pull consumers. The client binds a
+// pull consumer to a topic (Subscribe or Assign before Start), and its
+// PullFrom writes the consumer's own fields on every call (a data race
+// between concurrent pulls), so the driver starts one per topic and queue on
+// first use — and one more per topic for route and offset lookups —,
+// assigned no queue (nothing is pulled in the background) and used only
+// through PullFrom, OffsetForTimestamp and the route lookup. Each is its own
+// client instance (the client refuses a second consumer of one group in an
+// instance).
 type topicConsumer struct {
 	once sync.Once
 	c    rocketmq.PullConsumer
 	err  error
+	pull sync.Mutex // serialises PullFrom (two readers of one queue)
 }
 
 // route is a topic's queues as the name servers list them.
@@ -101,23 +115,25 @@ func New(cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("rmqdriver: start producer: %w", err)
 	}
 	return &Driver{cfg: cfg, resolver: resolver, producer: p, routes: make(map[string]route),
-		consumers: make(map[string]*topicConsumer)}, nil
+		consumers: make(map[consumerKey]*topicConsumer)}, nil
 }
 
-// consumerFor returns topic's started pull consumer, starting it once.
-func (d *Driver) consumerFor(topic string) (rocketmq.PullConsumer, error) {
+// consumerFor returns the started pull consumer of topic's queue (metaQueue:
+// for lookups), starting it once.
+func (d *Driver) consumerFor(topic string, queue int) (rocketmq.PullConsumer, error) {
+	k := consumerKey{topic, queue}
 	d.mu.Lock()
-	tc := d.consumers[topic]
+	tc := d.consumers[k]
 	if tc == nil {
 		tc = &topicConsumer{}
-		d.consumers[topic] = tc
+		d.consumers[k] = tc
 	}
 	d.mu.Unlock()
 	tc.once.Do(func() {
 		c, err := rocketmq.NewPullConsumer(
 			consumer.WithNsResolver(d.resolver),
 			consumer.WithGroupName(d.cfg.ConsumerGroup),
-			consumer.WithInstance(d.cfg.InstanceName+"-"+topic),
+			consumer.WithInstance(fmt.Sprintf("%s-%s-%d", d.cfg.InstanceName, topic, queue)),
 		)
 		if err != nil {
 			tc.err = fmt.Errorf("rmqdriver: new pull consumer: %w", err)
@@ -147,7 +163,7 @@ func (d *Driver) Close() error {
 	}
 	d.mu.Lock()
 	consumers := d.consumers
-	d.consumers = map[string]*topicConsumer{}
+	d.consumers = map[consumerKey]*topicConsumer{}
 	d.mu.Unlock()
 	var cerr error
 	for _, tc := range consumers {
@@ -169,18 +185,18 @@ func (d *Driver) Close() error {
 // queue returns a copy of the topic's queue at index id (modulo the list's
 // length): the client writes into the queue it is given, so every call gets
 // its own.
-func (d *Driver) queue(topic string, id int32) (primitive.MessageQueue, error) {
+func (d *Driver) queue(topic string, id int32) (primitive.MessageQueue, int, error) {
 	d.mu.Lock()
 	r, ok := d.routes[topic]
 	d.mu.Unlock()
 	if !ok || time.Since(r.at) > d.cfg.RouteTTL {
-		c, err := d.consumerFor(topic)
+		c, err := d.consumerFor(topic, metaQueue)
 		if err != nil {
-			return primitive.MessageQueue{}, err
+			return primitive.MessageQueue{}, 0, err
 		}
 		mqs, err := c.GetTopicRouteInfo(topic)
 		if err != nil {
-			return primitive.MessageQueue{}, fmt.Errorf("%w %s: %w", ErrNoRoute, topic, err)
+			return primitive.MessageQueue{}, 0, fmt.Errorf("%w %s: %w", ErrNoRoute, topic, err)
 		}
 		r = route{at: time.Now()}
 		for _, q := range mqs {
@@ -194,10 +210,11 @@ func (d *Driver) queue(topic string, id int32) (primitive.MessageQueue, error) {
 		d.mu.Unlock()
 	}
 	if len(r.queues) == 0 {
-		return primitive.MessageQueue{}, fmt.Errorf("%w %s: no queues", ErrNoRoute, topic)
+		return primitive.MessageQueue{}, 0, fmt.Errorf("%w %s: no queues", ErrNoRoute, topic)
 	}
 	n := int32(len(r.queues))
-	return r.queues[((id%n)+n)%n], nil
+	i := ((id % n) + n) % n
+	return r.queues[i], int(i), nil
 }
 
 // Send implements workloads.Driver with the client's SendSync: it returns
@@ -207,7 +224,7 @@ func (d *Driver) Send(ctx context.Context, m *workloads.Message) error {
 	if d.closed.Load() {
 		return workloads.ErrClosed
 	}
-	q, err := d.queue(m.Topic, m.QueueID)
+	q, _, err := d.queue(m.Topic, m.QueueID)
 	if err != nil {
 		return err
 	}
@@ -243,16 +260,24 @@ func (d *Driver) Pull(ctx context.Context, topic string, queueID int32, offset i
 	if d.closed.Load() {
 		return nil, offset, workloads.ErrClosed
 	}
-	q, err := d.queue(topic, queueID)
+	q, qi, err := d.queue(topic, queueID)
 	if err != nil {
 		return nil, offset, err
 	}
-	c, err := d.consumerFor(topic)
+	c, err := d.consumerFor(topic, qi)
 	if err != nil {
 		return nil, offset, err
+	}
+	d.mu.Lock()
+	tc := d.consumers[consumerKey{topic, qi}]
+	d.mu.Unlock()
+	if tc == nil {
+		return nil, offset, workloads.ErrClosed
 	}
 	done := make(chan pulled, 1) // buffered: an abandoned pull never blocks
 	go func() {
+		tc.pull.Lock()
+		defer tc.pull.Unlock()
 		res, err := c.PullFrom(ctx, &q, offset, max)
 		done <- pulled{res, err}
 	}()
@@ -290,11 +315,11 @@ func (d *Driver) MaxOffset(topic string, queueID int32) (int64, error) {
 	if d.closed.Load() {
 		return 0, workloads.ErrClosed
 	}
-	q, err := d.queue(topic, queueID)
+	q, _, err := d.queue(topic, queueID)
 	if err != nil {
 		return 0, err
 	}
-	c, err := d.consumerFor(topic)
+	c, err := d.consumerFor(topic, metaQueue)
 	if err != nil {
 		return 0, err
 	}

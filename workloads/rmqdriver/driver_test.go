@@ -170,6 +170,23 @@ func TestSendAndConsumeThroughTheOfficialClient(t *testing.T) {
 			t.Fatalf("queue %d at its end: %d bodies, next %d, %v", q, len(bodies), next, err)
 		}
 	}
+	// Readers of every queue at once, two per queue: each gets its queue.
+	var pwg sync.WaitGroup
+	for q := int32(0); q < queues; q++ {
+		for range 2 {
+			pwg.Add(1)
+			go func() {
+				defer pwg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				bodies, next, err := d.Pull(ctx, topic, q, 0, 100)
+				if err != nil || len(bodies) != len(sent[q]) || next != int64(len(sent[q])) {
+					t.Errorf("concurrent pull of queue %d: %d bodies, next %d, %v", q, len(bodies), next, err)
+				}
+			}()
+		}
+	}
+	pwg.Wait()
 	snap := rec.Snapshot()
 	if h := snap.Hist[broker.StageTotal.String()]; h == nil || h.TotalCount() != producers*each {
 		t.Fatalf("broker stage breakdown counted %v sends, want %d", h, producers*each)
