@@ -42,6 +42,11 @@ type clusterRow struct {
 	PullQueue         string  `json:"pullThreadPoolQueueSize"`
 	PullWaitMs        string  `json:"pullThreadPoolQueueHeadWaitTimeMills"`
 	PageCacheLockMs   string  `json:"pageCacheLockTimeMills"`
+	TimerReadBehind   int64   `json:"timerReadBehind"`
+	TimerOffsetBehind int64   `json:"timerOffsetBehind"`
+	TimerCongestNum   int64   `json:"timerCongestNum"`
+	TimerEnqueueTps   float64 `json:"timerEnqueueTps"`
+	TimerDequeueTps   float64 `json:"timerDequeueTps"`
 	Hours             float64 `json:"hoursOfMessages"`
 	CommitLogDiskUsed float64 `json:"commitLogDiskRatio"`
 	Active            bool    `json:"brokerActive"`
@@ -129,6 +134,9 @@ func clusterRows(ctx context.Context, a *mqadmin.Admin, cluster string) ([]clust
 			}
 			row.CommitLogDiskUsed, _ = strconv.ParseFloat(kv["commitLogDiskRatio"], 64)
 			n := func(k string) int64 { v, _ := strconv.ParseInt(kv[k], 10, 64); return v }
+			row.TimerReadBehind, row.TimerOffsetBehind, row.TimerCongestNum = n("timerReadBehind"), n("timerOffsetBehind"), n("timerCongestNum")
+			row.TimerEnqueueTps, _ = strconv.ParseFloat(kv["timerEnqueueTps"], 64)
+			row.TimerDequeueTps, _ = strconv.ParseFloat(kv["timerDequeueTps"], 64)
 			row.InTotalYesterday = n("msgPutTotalTodayMorning") - n("msgPutTotalYesterdayMorning")
 			row.OutTotalYesterday = n("msgGetTotalTodayMorning") - n("msgGetTotalYesterdayMorning")
 			row.InTotalToday = n("msgPutTotalTodayNow") - n("msgPutTotalTodayMorning")
@@ -159,14 +167,16 @@ func printClusterRows(out io.Writer, rows []clusterRow, more bool) {
 		}
 		return
 	}
-	fmt.Fprintf(out, "%-22s  %-22s  %-4s  %-22s %-16s  %16s  %30s  %-11s  %-12s  %-8s  %-10s\n",
+	fmt.Fprintf(out, "%-22s  %-22s  %-4s  %-22s %-16s  %16s  %30s  %-22s  %-11s  %-12s  %-8s  %-10s\n",
 		"#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Version", "#InTPS(LOAD)", "#OutTPS(LOAD)",
-		"#PCWait(ms)", "#Hour", "#SPACE", "#ACTIVATED")
+		"#Timer(Progress)", "#PCWait(ms)", "#Hour", "#SPACE", "#ACTIVATED")
 	for _, r := range rows {
-		fmt.Fprintf(out, "%-22s  %-22s  %-4d  %-22s %-16s  %16s  %30s  %11s  %-12s  %-8s  %10t\n",
+		fmt.Fprintf(out, "%-22s  %-22s  %-4d  %-22s %-16s  %16s  %30s  %-22s  %11s  %-12s  %-8s  %10t\n",
 			r.Cluster, r.BrokerName, r.BrokerID, r.Addr, r.Version,
 			fmt.Sprintf("%9.2f(%s,%sms)", r.InTps, r.SendQueue, r.SendWaitMs),
 			fmt.Sprintf("%9.2f(%s,%sms)", r.OutTps, r.PullQueue, r.PullWaitMs),
+			fmt.Sprintf("%d-%d(%.1fw, %.1f, %.1f)", r.TimerReadBehind, r.TimerOffsetBehind, float64(r.TimerCongestNum)/10000,
+				r.TimerEnqueueTps, r.TimerDequeueTps),
 			r.PageCacheLockMs, fmt.Sprintf("%2.2f", r.Hours), fmt.Sprintf("%.4f", r.CommitLogDiskUsed), r.Active)
 	}
 }
