@@ -47,6 +47,8 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -417,7 +419,7 @@ func (b *Broker) committedMessage(rec *record.Record) *record.Message {
 // first half it copies).
 func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
 	if resp := b.ensureTxnTopics(); resp != nil {
-		return errTxn(resp.Remark)
+		return fmt.Errorf("%w: %s", ErrTxnOpNotStored, resp.Remark)
 	}
 	body := strconv.FormatInt(offset, 10)
 	if origin >= 0 && origin != offset {
@@ -433,16 +435,16 @@ func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
 	res, err := b.store.Put(ctx, m)
 	if !res.Status.Stored() {
 		if err == nil {
-			err = errTxn("op record put: " + res.Status.String())
+			return fmt.Errorf("%w: %s", ErrTxnOpNotStored, res.Status)
 		}
-		return err
+		return fmt.Errorf("%w: %s: %w", ErrTxnOpNotStored, res.Status, err)
 	}
 	return nil
 }
 
-type errTxn string
-
-func (e errTxn) Error() string { return "broker: transaction: " + string(e) }
+// ErrTxnOpNotStored reports an op record the store did not take (the half
+// is then checked again after a restart).
+var ErrTxnOpNotStored = errors.New("broker: transaction op record not stored")
 
 // producerConn picks a live connection of a producer group, round robin
 // (ProducerManager.getAvailableChannel); nil if none.

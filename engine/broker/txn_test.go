@@ -445,3 +445,28 @@ func TestTxnFailedCommitStaysPending(t *testing.T) {
 		t.Fatalf("committed %q", got.Body)
 	}
 }
+
+func TestTxnOpRecordFailureStillEndsTheTransaction(t *testing.T) {
+	e := startEnv(t, txnConfig(30*time.Millisecond, 100*time.Millisecond, 15))
+	e.createTopic("T", 1)
+	e.producerHeartbeat("pg")
+	h := e.sendHalf("T", "no-op-record")
+	e.store.SetPutHook(func(_ context.Context, m *record.Message) (broker.PutStatus, error) {
+		if m.Topic == broker.TransOpHalfTopic {
+			return broker.PutServiceNotAvailable, nil
+		}
+		return broker.PutOK, nil
+	})
+	wantCode(t, "commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
+	if e.maxOffset(broker.TransOpHalfTopic, 0) != 0 || e.maxOffset("T", 0) != 1 {
+		t.Fatal("want the message committed and no op record")
+	}
+	// This run remembers it: not checked, not committed twice.
+	if req := e.nextCheck(400 * time.Millisecond); req != nil {
+		t.Fatalf("checked a committed half: %v", req.ExtFields)
+	}
+	wantCode(t, "again", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
+	if n := e.maxOffset("T", 0); n != 1 {
+		t.Fatalf("real topic holds %d", n)
+	}
+}
