@@ -183,6 +183,10 @@ func TestMetricsWithOfficialClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "every message consumed", deliverLimit, func() bool { return rec.has("a", sent) })
+	live := scrapeFamilies(t, mc.brokerMetrics)
+	if got, _ := sumSeries(live, "rocketmq_consumer_connections", map[string]string{"consumer_group": group, "consume_mode": "push", "language": "go"}); got != 1 {
+		t.Errorf("consumer connections of the live group %v, want 1", got)
+	}
 	if err := pc.Shutdown(); err != nil { // persists the consumed offsets
 		t.Fatal(err)
 	}

@@ -146,3 +146,63 @@ func (b *Broker) Gauges() Gauges {
 	}
 	return g
 }
+
+// ClientCount is a number of live client connections sharing a language
+// and version (RocketMQ's producer and consumer connection metrics). For
+// consumers, Group and ConsumeType (CONSUME_PASSIVELY for push,
+// CONSUME_ACTIVELY for pull, CONSUME_POP) are set too.
+type ClientCount struct {
+	Group, ConsumeType string
+	Language           string // remoting.Language's name ("GO", "JAVA")
+	Version            int32
+	Count              int
+}
+
+// ClientCounts returns the live producer connections (one per client in a
+// producer group) and consumer connections (one per member of each consumer
+// group), counted by language and version (and group and consume type),
+// sorted. It holds the client table's lock for one walk.
+func (b *Broker) ClientCounts() (producers, consumers []ClientCount) {
+	return b.clients.counts()
+}
+
+func (t *clientTable) counts() (producers, consumers []ClientCount) {
+	type key struct {
+		group, consumeType, lang string
+		version                  int32
+	}
+	prod, cons := map[key]int{}, map[key]int{}
+	t.mu.Lock()
+	for _, ids := range t.mu.producers {
+		for id := range ids {
+			if ci := t.mu.clients[id]; ci != nil {
+				prod[key{lang: ci.language.String(), version: ci.version}]++
+			}
+		}
+	}
+	for name, g := range t.mu.consumers {
+		for id := range g.members {
+			if ci := t.mu.clients[id]; ci != nil {
+				cons[key{group: name, consumeType: g.consumeType, lang: ci.language.String(), version: ci.version}]++
+			}
+		}
+	}
+	t.mu.Unlock()
+	flat := func(m map[key]int) []ClientCount {
+		out := make([]ClientCount, 0, len(m))
+		for k, n := range m {
+			out = append(out, ClientCount{Group: k.group, ConsumeType: k.consumeType, Language: k.lang, Version: k.version, Count: n})
+		}
+		slices.SortFunc(out, func(a, b ClientCount) int {
+			if c := strings.Compare(a.Group, b.Group); c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.Language, b.Language); c != 0 {
+				return c
+			}
+			return int(a.Version) - int(b.Version)
+		})
+		return out
+	}
+	return flat(prod), flat(cons)
+}

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -112,5 +113,37 @@ func TestConsumerLags(t *testing.T) {
 	g := e.b.Gauges()
 	if g.Topics < 2 || g.OnlineGroups != 1 || g.Connections < 1 || g.QueuedSends != 0 || g.HeldPulls != 0 || g.Uptime <= 0 {
 		t.Fatalf("gauges %+v", g)
+	}
+}
+
+// TestClientCounts: producer and consumer connections are counted per
+// language and version, consumers per group and consume type too.
+func TestClientCounts(t *testing.T) {
+	e := startEnv(t, nil)
+	if p, c := e.b.ClientCounts(); len(p) != 0 || len(c) != 0 {
+		t.Fatalf("fresh broker: %+v %+v", p, c)
+	}
+	wantCode(t, "consumer c1", e.call(remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "g1")), remoting.RespSuccess)
+	wantCode(t, "consumer c2", e.call(remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c2", "g1")), remoting.RespSuccess)
+	hb := broker.HeartbeatData{ClientID: "10.0.0.1@p1", ProducerDataSet: []broker.ProducerData{{GroupName: "pg1"}, {GroupName: "pg2"}}}
+	body, err := json.Marshal(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := remoting.NewRequest(remoting.ReqHeartBeat, nil)
+	req.Body = body
+	req.Language, req.Version = remoting.LanguageJava, 453
+	resp, err := e.client.InvokeSync(t.Context(), e.b.Addr(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "producer", resp, remoting.RespSuccess)
+
+	producers, consumers := e.b.ClientCounts()
+	if len(producers) != 1 || producers[0] != (broker.ClientCount{Language: "JAVA", Version: 453, Count: 2}) {
+		t.Fatalf("producers %+v, want one JAVA 453 client in two groups", producers)
+	}
+	if len(consumers) != 1 || consumers[0].Group != "g1" || consumers[0].ConsumeType != "CONSUME_PASSIVELY" || consumers[0].Count != 2 {
+		t.Fatalf("consumers %+v, want two push members of g1", consumers)
 	}
 }

@@ -1,6 +1,7 @@
 package promexport
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ type BrokerCollector struct {
 	rpcLatency                                           *prometheus.Desc
 	lagMessages, lagLatency                              *prometheus.Desc
 	topics, groups, watermark, connections, heldPulls    *prometheus.Desc
-	putFailures                                          *prometheus.Desc
+	putFailures, producerConns, consumerConns            *prometheus.Desc
 	bad                                                  badInputDescs
 
 	dispatchBehind, flushBehind, storageSize                   *prometheus.Desc
@@ -66,7 +67,13 @@ func NewBrokerCollector(b *broker.Broker) *BrokerCollector {
 		connections: d("brokerlab_connections", "Open remoting connections."),
 		heldPulls:   d("brokerlab_held_pulls", "Pull requests parked by long polling."),
 		putFailures: d("brokerlab_put_failures_total", "Sends the store refused (not stored)."),
-		bad:         newBadInputDescs(nl),
+		producerConns: d("rocketmq_producer_connections",
+			"Live producer connections (one per client and producer group), per client language and version.",
+			"language", "version", "protocol_type"),
+		consumerConns: d("rocketmq_consumer_connections",
+			"Live consumer connections (group members), per group, client language and version, and consume mode.",
+			"consumer_group", "language", "version", "consume_mode", "protocol_type"),
+		bad: newBadInputDescs(nl),
 
 		dispatchBehind: d("rocketmq_storage_dispatch_behind_bytes", "Commit-log bytes written but not yet dispatched to consume queues and index."),
 		flushBehind:    d("rocketmq_storage_flush_behind_bytes", "Commit-log bytes written but not yet flushed."),
@@ -98,7 +105,7 @@ func NewBrokerCollector(b *broker.Broker) *BrokerCollector {
 func (c *BrokerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.messagesIn, c.throughputIn, c.messagesOut, c.throughputOut, c.rpcLatency, c.lagMessages, c.lagLatency,
-		c.topics, c.groups, c.watermark, c.connections, c.heldPulls, c.putFailures,
+		c.topics, c.groups, c.watermark, c.connections, c.heldPulls, c.putFailures, c.producerConns, c.consumerConns,
 		c.dispatchBehind, c.flushBehind, c.storageSize, c.appends, c.appendBytes, c.flushes, c.flushLatency, c.flushMax,
 		c.flushBatch, c.flushTimeouts, c.putFlushTimeouts, c.lockHeldTotal, c.lockHeldMax, c.lockHold, c.lockWait,
 		c.flushWait, c.pcBusy, c.sendQueueRejected,
@@ -153,6 +160,15 @@ func (c *BrokerCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.heldPulls, float64(g.HeldPulls))
 	bs := c.b.Stats()
 	c.bad.collect(ch, remoting.ServerStats{BadRequests: bs.BadRequests, BadInputCloses: bs.BadInputCloses})
+
+	producers, consumers := c.b.ClientCounts()
+	for _, p := range producers {
+		gauge(c.producerConns, float64(p.Count), strings.ToLower(p.Language), strconv.Itoa(int(p.Version)), "remoting")
+	}
+	for _, k := range consumers {
+		gauge(c.consumerConns, float64(k.Count), k.Group, strings.ToLower(k.Language), strconv.Itoa(int(k.Version)),
+			consumeMode(k.ConsumeType), "remoting")
+	}
 
 	fc := c.b.FlowControl()
 	counter(c.pcBusy, fc.PageCacheBusyRejected, "arrival")
@@ -210,6 +226,19 @@ func (c *BrokerCollector) collectStore(ch chan<- prometheus.Metric, counter func
 	}
 	cum += f.BatchSizes[flush.BatchBuckets-1]
 	ch <- histogram(c.flushBatch, cum, float64(f.Waiters), batch)
+}
+
+// consumeMode is RocketMQ's consume_mode label of a consume type.
+func consumeMode(consumeType string) string {
+	switch consumeType {
+	case "CONSUME_PASSIVELY":
+		return "push"
+	case "CONSUME_ACTIVELY":
+		return "pull"
+	case "CONSUME_POP":
+		return "pop"
+	}
+	return strings.ToLower(consumeType)
 }
 
 // excludedTopic reports the topics RocketMQ leaves out of its in/out

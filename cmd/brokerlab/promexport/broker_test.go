@@ -3,6 +3,7 @@ package promexport
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -303,5 +304,33 @@ func TestScrapeUnderLoadNeverBlocksTheBroker(t *testing.T) {
 	defer cancel()
 	if err := e.metrics.Close(ctx); err != nil {
 		t.Fatalf("close with a stalled scraper: %v", err)
+	}
+}
+
+// TestConnectionMetrics: heartbeats show up as RocketMQ's producer and
+// consumer connection gauges, labelled with the client's language, version
+// and (consumers) group and consume mode.
+func TestConnectionMetrics(t *testing.T) {
+	e := startEnv(t, broker.WithStore(memstore.New()))
+	hb := broker.HeartbeatData{ClientID: "10.0.0.9@x", ProducerDataSet: []broker.ProducerData{{GroupName: "pg"}},
+		ConsumerDataSet: []broker.ConsumerData{{GroupName: "pull-group", ConsumeType: "CONSUME_ACTIVELY",
+			MessageModel: broker.Clustering, ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET", SubscriptionDataSet: []broker.SubscriptionData{}}}}
+	body, err := json.Marshal(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := remoting.NewRequest(remoting.ReqHeartBeat, nil)
+	req.Body = body
+	req.Language, req.Version = remoting.LanguageJava, 453
+	resp, err := e.client.InvokeSync(t.Context(), e.b.Addr(), req)
+	if err != nil || resp.Code != remoting.RespSuccess {
+		t.Fatalf("heartbeat: %v %+v", err, resp)
+	}
+	fs := scrape(t, e.metrics.Addr())
+	if got := fs.value("rocketmq_producer_connections", map[string]string{"language": "java", "version": "453", "protocol_type": "remoting"}); got != 1 {
+		t.Errorf("producer connections %v, want 1", got)
+	}
+	if got := fs.value("rocketmq_consumer_connections", map[string]string{"consumer_group": "pull-group", "consume_mode": "pull", "language": "java"}); got != 1 {
+		t.Errorf("consumer connections %v, want 1", got)
 	}
 }
