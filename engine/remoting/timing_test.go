@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
@@ -107,5 +108,30 @@ func TestNoObserverNoTimings(t *testing.T) {
 	invoke(t, newTestClient(t, nil), ts.Addr(), NewRequest(codeEcho, nil))
 	if tm := <-seen; tm != (Timings{}) || tm.Enabled() {
 		t.Fatalf("timings without an observer: %+v", tm)
+	}
+}
+
+// TestTimingsAllocateNothing: reading a frame with timings costs no
+// allocation beyond reading it without.
+func TestTimingsAllocateNothing(t *testing.T) {
+	req := NewRequest(codeEcho, ExtFields{"topic": "T"})
+	req.Body = make([]byte, 1024)
+	frame, err := AppendFrame(nil, req, SerializeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(frame)
+	read := func(timed bool) func() {
+		return func() {
+			r.Reset(frame)
+			c, err := readFrame(r, 0, timed)
+			if err != nil || (timed && !c.Timings.Enabled()) {
+				t.Fatalf("read: %v %+v", err, c)
+			}
+		}
+	}
+	plain, timed := testing.AllocsPerRun(200, read(false)), testing.AllocsPerRun(200, read(true))
+	if timed != plain {
+		t.Fatalf("a timed frame read allocates %.1f times, an untimed one %.1f", timed, plain)
 	}
 }
