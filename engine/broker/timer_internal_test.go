@@ -86,7 +86,9 @@ func TestTimerCheckpointClaims(t *testing.T) {
 // progress never claims a loaded entry below the last delivered one (loaded
 // late) and keeps the low offset under every undelivered message.
 func TestTimerProgressClaimsOnlyDelivered(t *testing.T) {
-	s := &timerService{b: &Broker{}, last: timerEntry{100, 5}, scanned: 20, minFar: 15}
+	s := &timerService{b: &Broker{}, last: timerEntry{100, 5}, scanned: 20, far: newFarIndex(50)}
+	s.far.add(timerEntry{500, 15})
+	s.far.add(timerEntry{510, 17})
 	for _, e := range []timerEntry{{90, 12}, {150, 8}} {
 		heap.Push(&s.heap, e)
 	}
@@ -110,5 +112,45 @@ func TestTimerProperties(t *testing.T) {
 	p := (&Broker{cfg: cfg}).timerProperties()
 	if p["timerWheelEnable"] != "true" || p["timerPrecisionMs"] != "200" || p["timerMaxDelaySec"] != "259200" || p["litePullMessageEnable"] != "true" {
 		t.Fatalf("%v", p)
+	}
+}
+
+func TestTimerFarIndex(t *testing.T) {
+	f := newFarIndex(100)
+	for _, e := range []timerEntry{{250, 7}, {210, 3}, {299, 9}, {1050, 4}, {1020, 20}, {-5, 1}, {560, 12}} {
+		f.add(e)
+	}
+	if f.count != 7 || f.minOffset() != 1 {
+		t.Fatalf("count %d min %d", f.count, f.minOffset())
+	}
+	if k := f.bucket(-5); k != -1 {
+		t.Fatalf("bucket(-5) = %d", k)
+	}
+	// Window end 600 reaches buckets -1, 2 and 5: offsets 1, 3..9 and 12.
+	got := f.reaching(600)
+	want := []offRange{{1, 1}, {3, 9}, {12, 12}}
+	if len(got) != len(want) {
+		t.Fatalf("reaching(600) = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("reaching(600) = %v, want %v", got, want)
+		}
+	}
+	// Overlapping ranges merge: bucket 10 holds 4..20.
+	if got := f.reaching(1099); len(got) != 2 || got[0] != (offRange{1, 1}) || got[1] != (offRange{3, 20}) {
+		t.Fatalf("reaching(1099) = %v", got)
+	}
+	f.drop(598) // bucket 5 (500..599) is not covered yet
+	if _, ok := f.buckets[5]; !ok || len(f.buckets) != 2 {
+		t.Fatalf("after drop(598): %v", f.buckets)
+	}
+	f.drop(599)
+	if len(f.buckets) != 1 || f.minOffset() != 4 {
+		t.Fatalf("after drop(599): %v", f.buckets)
+	}
+	f.drop(2000)
+	if len(f.buckets) != 0 || f.minOffset() != noFar {
+		t.Fatalf("after drop(2000): %v", f.buckets)
 	}
 }

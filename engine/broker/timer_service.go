@@ -26,14 +26,16 @@ import (
 //     undelivered message due at or before the window end wend (about
 //     now + TimerLoadWindow);
 //   - scanned, the queue offset up to which queue 0 has been read;
-//   - minFar, the smallest offset of a scanned message due after wend (such
-//     messages are not in memory; nothing below minFar is).
+//   - far, where the scanned messages due after wend lie: per slot bucket
+//     of half a window, the range of their queue offsets (timer_far.go);
+//     such messages are not in memory.
 //
 // New arrivals (woken by the store's arriving listener) are read from
 // scanned on; when now comes within half a window of wend and far messages
-// exist, the queue is read again from minFar to load the next window (one
-// pass over the pending backlog per half window: reading the records, so
-// its cost grows with the backlog beyond the window). The heap is capped at
+// exist, the offset ranges of the buckets the new window reaches are read
+// again to load it. A rescan so reads the messages due in the next half
+// window and those stored among them, not the whole backlog; TimerStats'
+// RescanRecords counts what it read. The heap is capped at
 // TimerMaxLoaded entries: past it the window shrinks to the first half of
 // the loaded due times, the rest become far again, and the next rescan
 // waits until a quarter of the index is delivered. So memory is bounded by
@@ -42,9 +44,10 @@ import (
 // of pending timers; the store keeps the messages themselves.
 //
 // Invariants between loop iterations (what progress() checkpoints): every
-// message below min(minFar, the heap's offsets, scanned) was delivered;
-// every scanned undelivered message is in the heap or due after wend at an
-// offset ≥ minFar; deliveries run in (slot, offset) order except for a
+// message below min(far's smallest offset, the heap's offsets, scanned) was
+// delivered; every scanned undelivered message is in the heap (due at or
+// before wend) or due after wend and inside its far bucket's offset range;
+// deliveries run in (slot, offset) order except for a
 // message loaded after a later one was delivered (its slot passed before it
 // was read), which is delivered at once and not claimed until then.
 //
@@ -74,20 +77,19 @@ type timerService struct {
 	last    timerEntry // the greatest (slot, offset) delivered
 	scanned int64
 	wend    int64
-	minFar  int64 // noFar when none
+	far     farIndex
 	written timerCheckpoint
 	wroteAt time.Time
 
 	// Statistics (TimerStats), written by the loop.
-	delivered   atomic.Int64 // messages re-stored in their real topic
-	loaded      atomic.Int64 // entries in the heap
-	pending     atomic.Int64 // scanned, not yet delivered: heap plus far
-	scannedStat atomic.Int64 // scanned
-	far         int64        // far entries counted since the last rescan (approximate after a shrink)
+	delivered     atomic.Int64 // messages re-stored in their real topic
+	loaded        atomic.Int64 // entries in the heap
+	pending       atomic.Int64 // scanned, not yet delivered: heap plus far
+	scannedStat   atomic.Int64 // scanned
+	rescanRecords atomic.Int64 // records read by rescans
 }
 
 const (
-	noFar                  = math.MaxInt64
 	timerScanBatch         = 64
 	timerRetryWait         = 100 * time.Millisecond
 	timerCheckpointRefresh = time.Hour
@@ -160,7 +162,7 @@ func (s *timerService) run() {
 		if len(s.heap) > 0 {
 			wait = min(wait, time.Duration(s.heap[0].due-now)*time.Millisecond)
 		}
-		if s.minFar != noFar {
+		if len(s.far.buckets) > 0 {
 			wait = min(wait, time.Duration(s.extendAt()-now)*time.Millisecond)
 		}
 		if retry {
@@ -206,24 +208,24 @@ func (s *timerService) recover() {
 	s.scanned = max(ck.LowOffset, st.MinOffset(TimerTopic, timerMessageQueue))
 	s.scannedStat.Store(s.scanned)
 	s.wend = nowMS() + s.window()
-	s.minFar = noFar
-	s.scan(s.scanned, math.MinInt64, func(e timerEntry) { // [low, end): all not yet delivered
+	s.far = newFarIndex(s.window() / 2)
+	s.scan(s.scanned, -1, math.MinInt64, func(e timerEntry) { // [low, end): all not yet delivered
 		if !ck.delivered(e) {
 			s.admit(e)
 		}
 	})
 	s.b.log.Info("timer service recovered", "checkpoint", ok, "low", ck.LowOffset, "scanned", s.scanned,
-		"loaded", len(s.heap), "far", s.far)
+		"loaded", len(s.heap), "far", s.far.count)
 }
 
 // scanTail reads the messages that arrived since the last scan.
 func (s *timerService) scanTail() {
-	s.scan(s.scanned, math.MinInt64, s.admit)
+	s.scan(s.scanned, -1, math.MinInt64, s.admit)
 }
 
 // extendWindow moves the window end to now + TimerLoadWindow once now is
 // within half a window of it, loading the far messages that fall into the
-// new window (one pass over queue 0 from minFar).
+// new window from the offset ranges of their buckets.
 func (s *timerService) extendWindow() {
 	now := nowMS()
 	if now < s.extendAt() {
@@ -231,25 +233,32 @@ func (s *timerService) extendWindow() {
 	}
 	old := s.wend
 	s.wend = now + s.window()
-	if s.minFar == noFar {
+	for _, r := range s.far.reaching(s.wend) {
+		for from := r.lo; ; {
+			from = s.scan(from, r.hi+1, old, s.load)
+			if from > r.hi {
+				break
+			}
+			// A read the store could not serve: the buckets stay (the
+			// checkpoint's low offset keeps covering them); read again.
+			select {
+			case <-s.quit:
+				return
+			case <-time.After(timerRetryWait):
+			}
+		}
+	}
+	s.far.drop(s.wend) // a shrink during the rescan may have lowered wend: drop only what it covers
+}
+
+// load takes a message a rescan found due after the old window end: loaded
+// if the new window reaches it, else it stays far (already indexed).
+func (s *timerService) load(e timerEntry) {
+	if e.due > s.wend {
 		return
 	}
-	from, end := s.minFar, s.scanned
-	s.minFar, s.far = noFar, 0
-	for {
-		from = s.scan(from, old, s.admit)
-		if from >= end {
-			return
-		}
-		// A read the store could not serve: what is left is still far
-		// (for the checkpoint's low offset) and is read again shortly.
-		s.minFar = min(s.minFar, from)
-		select {
-		case <-s.quit:
-			return
-		case <-time.After(timerRetryWait):
-		}
-	}
+	s.far.count--
+	s.push(e)
 }
 
 // extendAt is when the window is extended: half a window before its end,
@@ -263,16 +272,15 @@ func (s *timerService) extendAt() int64 {
 	return s.wend - s.window()/2
 }
 
-// scan reads queue 0 from offset from up to s.scanned (a rescan, when
-// above > MinInt64: only messages due after above are passed to fn) or, for
-// a tail scan (from == s.scanned), to the queue's end, advancing s.scanned.
-// It returns the offset it stopped at: s.scanned (or more) when a rescan
-// completed, less when the store could not serve a read (retry later).
-// Messages the store cleaned away and corrupt records are skipped, logged.
-func (s *timerService) scan(from, above int64, fn func(timerEntry)) int64 {
+// scan reads queue 0 from offset from: a rescan up to end (exclusive),
+// passing fn only the messages due after above; a tail scan (end < 0, from
+// s.scanned) to the queue's end, advancing s.scanned. It returns the offset
+// it stopped at: end (or more) when a rescan completed, less when the store
+// could not serve a read (retry later). Messages the store cleaned away and
+// corrupt records are skipped, logged.
+func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
 	st := s.b.store
-	tail := from == s.scanned && above == math.MinInt64
-	end := s.scanned
+	tail := end < 0
 	advance := func(to int64) {
 		if tail {
 			s.scanned = to
@@ -313,6 +321,9 @@ func (s *timerService) scan(from, above int64, fn func(timerEntry)) int64 {
 			}
 			buf = buf[rec.TotalSize:]
 			next = rec.QueueOffset + 1
+			if !tail {
+				s.rescanRecords.Add(1)
+			}
 			e := timerEntry{due: rec.StoreTimestamp, off: rec.QueueOffset}
 			if v, ok := rec.Property(PropertyTimerOutMS); ok {
 				if d, err := strconv.ParseInt(string(v), 10, 64); err == nil {
@@ -329,20 +340,25 @@ func (s *timerService) scan(from, above int64, fn func(timerEntry)) int64 {
 	return off
 }
 
-// admit loads e if it is due within the window, else counts it far.
+// admit loads a newly read message if it is due within the window, else
+// indexes it far.
 func (s *timerService) admit(e timerEntry) {
 	if e.due > s.wend {
-		s.minFar = min(s.minFar, e.off)
-		s.far++
-		s.pending.Store(int64(len(s.heap)) + s.far)
+		s.far.add(e)
+		s.pending.Store(int64(len(s.heap)) + s.far.count)
 		return
 	}
+	s.push(e)
+}
+
+// push loads e, shrinking the window when the index is over its cap.
+func (s *timerService) push(e timerEntry) {
 	heap.Push(&s.heap, e)
 	if len(s.heap) > s.b.cfg.TimerMaxLoaded {
 		s.shrink()
 	}
 	s.loaded.Store(int64(len(s.heap)))
-	s.pending.Store(int64(len(s.heap)) + s.far)
+	s.pending.Store(int64(len(s.heap)) + s.far.count)
 }
 
 // shrink halves the loaded entries by moving the window end down; the
@@ -364,8 +380,7 @@ func (s *timerService) shrink() {
 		if e.due <= wend {
 			s.heap = append(s.heap, e)
 		} else {
-			s.minFar = min(s.minFar, e.off)
-			s.far++
+			s.far.add(e)
 		}
 	}
 	heap.Init(&s.heap)
@@ -395,7 +410,7 @@ func (s *timerService) deliverDue() bool {
 		}
 		s.delivered.Add(1)
 		s.loaded.Store(int64(len(s.heap)))
-		s.pending.Store(int64(len(s.heap)) + s.far)
+		s.pending.Store(int64(len(s.heap)) + s.far.count)
 	}
 	return true
 }
@@ -464,7 +479,7 @@ func (s *timerService) progress() timerCheckpoint {
 			c.ScannedOffset = min(c.ScannedOffset, e.off)
 		}
 	}
-	c.LowOffset = min(c.LowOffset, s.minFar)
+	c.LowOffset = min(c.LowOffset, s.far.minOffset())
 	return c
 }
 

@@ -21,6 +21,9 @@ type TimerStats struct {
 	// OffsetBehind is how many arrived timer messages the service has not
 	// read yet (Java's timerOffsetBehind).
 	OffsetBehind int64
+	// RescanRecords counts the records read again to load later windows
+	// (the cost of messages due beyond TimerLoadWindow).
+	RescanRecords int64
 }
 
 // TimerStats returns the timer service's statistics (zero before Start).
@@ -29,7 +32,8 @@ func (b *Broker) TimerStats() TimerStats {
 	if s == nil || !s.started.Load() {
 		return TimerStats{}
 	}
-	st := TimerStats{Enabled: true, Pending: s.pending.Load(), Loaded: s.loaded.Load(), Delivered: s.delivered.Load()}
+	st := TimerStats{Enabled: true, Pending: s.pending.Load(), Loaded: s.loaded.Load(), Delivered: s.delivered.Load(),
+		RescanRecords: s.rescanRecords.Load()}
 	if b.store != nil {
 		st.OffsetBehind = max(0, b.store.MaxOffset(TimerTopic, timerMessageQueue)-s.scannedStat.Load())
 	}

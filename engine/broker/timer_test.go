@@ -373,3 +373,47 @@ func TestTimerCrashImageDeliversAtLeastOnce(t *testing.T) {
 		})
 	}
 }
+
+// Loading a later window reads the offsets of the messages due in it, not
+// the whole backlog: with messages due in 2.5 s stored first and a stream
+// due over the next second after them, the rescans read each record about
+// twice at most (a bucket straddling the window end is read again), where
+// rereading the backlog on every window would read it about 20 times.
+func TestTimerRescanReadsOnlyReachedBuckets(t *testing.T) {
+	e := startEnv(t, func(c *broker.Config) {
+		timerConfig(c)
+		c.TimerPrecision = 10 * time.Millisecond
+		c.TimerLoadWindow = 200 * time.Millisecond
+	})
+	e.createTopic("T", 1)
+	const n = 30
+	start := time.Now()
+	due := map[string]int64{}
+	send := func(body string, d int64) {
+		due[body] = d
+		e.mustSend("T", 0, body, props(broker.PropertyTimerDeliverMS, strconv.FormatInt(d, 10)))
+	}
+	for i := range n {
+		send(fmt.Sprintf("later%02d", i), start.Add(2500*time.Millisecond).UnixMilli())
+	}
+	for i := range n {
+		send(fmt.Sprintf("soon%02d", i), start.Add(300*time.Millisecond+time.Duration(i)*30*time.Millisecond).UnixMilli())
+	}
+	eventually(t, "all delivered", func() bool { return e.maxOffset("T", 0) >= 2*n })
+	time.Sleep(200 * time.Millisecond)
+	got := e.pullAll("T", 0)
+	if len(got) != 2*n {
+		t.Fatalf("%d deliveries of %d messages", len(got), 2*n)
+	}
+	for _, r := range got {
+		checkNotEarly(t, r, due[string(r.Body)])
+	}
+	st := e.b.TimerStats()
+	t.Logf("rescans read %d records", st.RescanRecords)
+	if st.RescanRecords > 3*2*n {
+		t.Fatalf("rescans read %d records for %d messages", st.RescanRecords, 2*n)
+	}
+	if st.RescanRecords == 0 {
+		t.Fatal("no rescan: the messages were all loaded at once (the test no longer exercises the far index)")
+	}
+}
