@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -423,6 +424,16 @@ func TestAdminCommands(t *testing.T) {
 		t.Fatal("queryMsgById of an unknown id succeeded")
 	}
 
+	// deleteSubGroup -c also deletes the group's retry topic everywhere.
+	var deleted subGroupDelete
+	e.adminJSON(&deleted, "deleteSubGroup", "-c", "AdmCluster", "-g", group)
+	if len(deleted.Brokers) != 1 || !slices.Contains(deleted.Topics, "%RETRY%"+group) {
+		t.Fatalf("deleteSubGroup -c --json: %+v", deleted)
+	}
+	if strings.Contains(e.mustAdmin("topicList"), "%RETRY%"+group+"\n") {
+		t.Fatal("topicList still lists the deleted group's retry topic")
+	}
+
 	// deleteTopic: gone from the broker and the name server.
 	out = e.mustAdmin("deleteTopic", "-t", topic, "-c", "AdmCluster")
 	wantLine(t, out, `^delete topic \[AdmTopic\] from cluster \[AdmCluster\] success\.$`)
@@ -479,5 +490,24 @@ func TestAdminBadInvocations(t *testing.T) {
 	root.SetArgs([]string{"admin", "clusterList", "-n", "127.0.0.1:1", "--timeout", "2s"})
 	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("unreachable name server: %v", err)
+	}
+}
+
+// -n takes a ';'-separated list; a name server that does not answer is skipped.
+func TestAdminNamesrvFailover(t *testing.T) {
+	e := startAdminEnv(t)
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"admin", "topicList", "-n", "127.0.0.1:1;" + e.nsAddr, "--timeout", "2s", "--json"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		TopicList []string `json:"topicList"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || !slices.Contains(res.TopicList, "TBW102") {
+		t.Fatalf("topicList via the second name server: %v %s", err, out.String())
 	}
 }
