@@ -76,6 +76,10 @@ func checkNotEarly(t *testing.T, r record.Record, dueMS int64) {
 	if err != nil || out < dueMS {
 		t.Fatalf("%q: TIMER_OUT_MS %q, due %d", r.Body, recProp(r, broker.PropertyTimerOutMS), dueMS)
 	}
+	deq, err := strconv.ParseInt(recProp(r, broker.PropertyTimerDequeueMS), 10, 64)
+	if err != nil || deq < out || deq > r.StoreTimestamp {
+		t.Fatalf("%q: TIMER_DEQUEUE_MS %q, slot %d, stored %d", r.Body, recProp(r, broker.PropertyTimerDequeueMS), out, r.StoreTimestamp)
+	}
 }
 
 func TestTimerDueNowGoesStraightToTopic(t *testing.T) {
