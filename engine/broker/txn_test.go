@@ -470,3 +470,31 @@ func TestTxnOpRecordFailureStillEndsTheTransaction(t *testing.T) {
 		t.Fatalf("real topic holds %d", n)
 	}
 }
+
+func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
+	// As after a crash that lost the queues' tails while their progress
+	// was persisted: the scan goes back to the queues' ends.
+	e := startEnv(t, txnConfig(30*time.Millisecond, 100*time.Millisecond, 15))
+	e.store.CommitConsumerOffset(broker.TransGroup, broker.TransHalfTopic, 0, 100)
+	e.store.CommitConsumerOffset(broker.TransGroup, broker.TransOpHalfTopic, 0, 50)
+	e.createTopic("T", 1)
+	e.producerHeartbeat("pg")
+	h := e.sendHalf("T", "after-crash")
+	if h.queueOffset != 0 {
+		t.Fatalf("half at %d", h.queueOffset)
+	}
+	req := e.nextCheck(waitLimit)
+	if req == nil || req.ExtFields["msgId"] != h.uniq {
+		t.Fatalf("no check of the half below the persisted progress: %v", req)
+	}
+	tso, _ := req.ExtFields.Int64("tranStateTableOffset")
+	clo, _ := req.ExtFields.Int64("commitLogOffset")
+	wantCode(t, "checked commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), remoting.RespSuccess)
+	eventually(t, "the op progress to come back", func() bool {
+		op, ok := e.store.ConsumerOffset(broker.TransGroup, broker.TransOpHalfTopic, 0)
+		return ok && op <= 1
+	})
+	if got := e.onlyRecord("T"); string(got.Body) != "after-crash" {
+		t.Fatalf("committed %q", got.Body)
+	}
+}

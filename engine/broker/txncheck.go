@@ -20,6 +20,9 @@ type txnChecker struct {
 	// op record at or above the persisted op offset names.
 	opNext   int64
 	opHalves map[int64][]int64
+	// opSkipTo is where reading resumed after the op records below it were
+	// cleaned; the op offset jumps the gap once it reaches it.
+	opSkipTo int64
 	loaded   bool
 }
 
@@ -69,9 +72,28 @@ func (c *txnChecker) readOps() {
 	for !c.stopping() {
 		res := b.store.Get(TransGroup, TransOpHalfTopic, 0, c.opNext, 32, nil)
 		if res.Status != GetFound {
-			if res.NextBeginOffset > c.opNext && (res.Status == GetOffsetTooSmall || res.Status == GetOffsetFoundNull) {
+			switch {
+			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetTooSmall:
+				// Records below the queue's minimum were cleaned.
 				b.log.Warn("transaction op queue offset moved", "from", c.opNext, "to", res.NextBeginOffset)
+				c.opNext, c.opSkipTo = res.NextBeginOffset, res.NextBeginOffset
+				continue
+			case res.NextBeginOffset < c.opNext && res.Status == GetOffsetOverflowBadly:
+				// The queue is shorter than the progress (a crash lost its
+				// tail): go back to its end, as Java's OFFSET_ILLEGAL does.
+				b.log.Warn("transaction op queue offset beyond its end", "from", c.opNext, "to", res.NextBeginOffset)
+				for o := range c.opHalves {
+					if o >= res.NextBeginOffset {
+						delete(c.opHalves, o)
+					}
+				}
 				c.opNext = res.NextBeginOffset
+				b.store.CommitConsumerOffset(TransGroup, TransOpHalfTopic, 0, c.opNext)
+				return
+			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetFoundNull:
+				b.log.Error("unreadable transaction op record skipped", "offset", c.opNext)
+				c.opHalves[c.opNext] = nil
+				c.opNext++
 				continue
 			}
 			return
@@ -119,12 +141,14 @@ func (c *txnChecker) scan() {
 	for !c.stopping() && time.Since(start) < txnScanLimit {
 		res := b.store.Get(TransGroup, TransHalfTopic, 0, i, 1, nil)
 		if res.Status != GetFound || len(res.Buffer) == 0 {
-			if res.NextBeginOffset > i && res.Status != GetOffsetOverflowOne && res.Status != GetNoMessageInQueue {
-				b.log.Warn("transaction half queue offset moved", "from", i, "to", res.NextBeginOffset, "status", res.Status)
-				i = res.NextBeginOffset
-				continue
+			moved := res.NextBeginOffset > i && (res.Status == GetOffsetTooSmall || res.Status == GetOffsetFoundNull) ||
+				res.NextBeginOffset < i && res.Status == GetOffsetOverflowBadly // a crash lost the queue's tail
+			if !moved {
+				break
 			}
-			break
+			b.log.Warn("transaction half queue offset moved", "from", i, "to", res.NextBeginOffset, "status", res.Status)
+			i = res.NextBeginOffset
+			continue
 		}
 		rec, err := record.Decode(res.Buffer, false)
 		if err != nil {
@@ -183,6 +207,10 @@ func (c *txnChecker) scan() {
 	newOp := opOffset
 	for newOp < c.opNext {
 		halves, ok := c.opHalves[newOp]
+		if !ok && newOp < c.opSkipTo {
+			newOp = c.opSkipTo // the cleaned gap: every record read lies below it
+			continue
+		}
 		if !ok || slices.ContainsFunc(halves, func(h int64) bool { return h >= i }) {
 			break
 		}
