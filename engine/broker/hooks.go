@@ -2,6 +2,7 @@ package broker
 
 import (
 	"encoding/binary"
+	"net"
 	"sync"
 	"time"
 
@@ -27,9 +28,9 @@ type SendContext struct {
 	ProducerGroup string // the producer's group
 	Topic         string
 	QueueID       int32
-	Bytes         int // body bytes (a batch's encoded body)
-	Msgs          int // messages (1, or the batch's count once decoded)
-	Remote        string
+	Bytes         int      // body bytes (a batch's encoded body)
+	Msgs          int      // messages (1, or the batch's count once decoded)
+	Remote        net.Addr // the producer's address (nil outside a connection)
 	// After the send:
 	Status      int32  // response code (remoting.RespSuccess, …)
 	Remark      string // response remark
@@ -56,12 +57,12 @@ type ConsumeContext struct {
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
-	Offset        int64 // the pull's requested offset
-	Next          int64 // nextBeginOffset
-	Msgs          int   // records returned
-	Bytes         int   // response body bytes
-	Status        int32 // response code
-	Remote        string
+	Offset        int64    // the pull's requested offset
+	Next          int64    // nextBeginOffset
+	Msgs          int      // records returned
+	Bytes         int      // response body bytes
+	Status        int32    // response code
+	Remote        net.Addr // the consumer's address (nil outside a connection)
 }
 
 // A ConsumeHook sees every answered pull.
@@ -114,7 +115,7 @@ func (b *Broker) sendContext(conn *remoting.Conn, req *remoting.Command) *SendCo
 	sc := sendContextPool.Get().(*SendContext)
 	*sc = SendContext{Code: req.Code, Bytes: len(req.Body), Msgs: 1, QueueID: -1}
 	if conn != nil {
-		sc.Remote = conn.RemoteAddr().String()
+		sc.Remote = conn.RemoteAddr()
 	}
 	return sc
 }
@@ -172,7 +173,7 @@ func (b *Broker) consumeDone(conn *remoting.Conn, p *pullHeader, resp *remoting.
 	*cc = ConsumeContext{ConsumerGroup: p.group, Topic: p.topic, QueueID: p.queueID, Offset: p.offset, Next: next,
 		Msgs: recordsIn(resp.Body), Bytes: len(resp.Body), Status: resp.Code}
 	if conn != nil {
-		cc.Remote = conn.RemoteAddr().String()
+		cc.Remote = conn.RemoteAddr()
 	}
 	for _, hk := range b.hooks.consume {
 		hk.ConsumeAfter(cc)

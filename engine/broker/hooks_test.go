@@ -188,7 +188,7 @@ func TestSendHooksAndStageBreakdown(t *testing.T) {
 				if bf.Topic != "Hooked" || bf.ProducerGroup != "pg" || bf.Bytes != len("stage breakdown body") || bf.Status != 0 {
 					t.Fatalf("before hook saw %+v", bf)
 				}
-				if af.Topic != "Hooked" || af.Status != remoting.RespSuccess || af.Msgs != 1 || af.Stages.LockHold <= 0 {
+				if af.Topic != "Hooked" || af.Status != remoting.RespSuccess || af.Msgs != 1 || af.Stages.LockHold <= 0 || af.Remote == nil {
 					t.Fatalf("after hook saw %+v", af)
 				}
 				offsets[af.QueueID][af.QueueOffset] = true
