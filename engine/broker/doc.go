@@ -53,8 +53,10 @@
 //	                                       in memory, else QUERY_NOT_FOUND (Java); negative commits ignored.
 //	GET_MAX/MIN_OFFSET 30/31, SEARCH_OFFSET_BY_TIMESTAMP 29, GET_EARLIEST_MSG_STORETIME 32,
 //	QUERY_MESSAGE 12, VIEW_MESSAGE_BY_ID 33, UPDATE_AND_CREATE_TOPIC 17, DELETE_TOPIC_IN_BROKER 215,
-//	GET_ALL_TOPIC_CONFIG 21, GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201, LOCK/UNLOCK_BATCH_MQ 41/42,
-//	END_TRANSACTION 37 (answered; half messages are refused on send).
+//	GET_ALL_TOPIC_CONFIG 21, GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201, LOCK/UNLOCK_BATCH_MQ 41/42.
+//	END_TRANSACTION 37                     commits (to REAL_TOPIC/REAL_QID) or rolls back a half message that
+//	                                       a send with TRAN_MSG stored in RMQ_SYS_TRANS_HALF_TOPIC; pending
+//	                                       halves are checked back with CHECK_TRANSACTION_STATE 39 (txn.go).
 //
 // Store statuses map to response codes as SendMessageProcessor and
 // PullMessageProcessor do (rocketmq-store.md §8.1, §10.7). Sends are
