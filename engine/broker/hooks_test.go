@@ -165,6 +165,11 @@ func TestSendHooksAndStageBreakdown(t *testing.T) {
 				}
 			}
 
+			// The recorder is told after the timing log, on the writer.
+			eventually(t, "every send recorded", func() bool {
+				h := rec.Snapshot().Hist[broker.StageTotal.String()]
+				return h != nil && h.TotalCount() == n
+			})
 			snap := rec.Snapshot()
 			for _, st := range broker.AllStages() {
 				h := snap.Hist[st.String()]

@@ -187,9 +187,18 @@ func TestSendAndConsumeThroughTheOfficialClient(t *testing.T) {
 		}
 	}
 	pwg.Wait()
-	snap := rec.Snapshot()
-	if h := snap.Hist[broker.StageTotal.String()]; h == nil || h.TotalCount() != producers*each {
-		t.Fatalf("broker stage breakdown counted %v sends, want %d", h, producers*each)
+	// The broker records a send after writing its reply: wait (bounded).
+	var counted int64
+	for range 200 {
+		if h := rec.Snapshot().Hist[broker.StageTotal.String()]; h != nil {
+			if counted = h.TotalCount(); counted >= producers*each {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if counted != producers*each {
+		t.Fatalf("broker stage breakdown counted %d sends, want %d", counted, producers*each)
 	}
 }
 
