@@ -88,6 +88,9 @@ type brokerFile struct {
 	// Timer messages and lite pull: RocketMQ's key names (broker_timer.go).
 	Timer timerFile `yaml:",inline"`
 	Reply replyFile `yaml:",inline"` // SQL92 filtering and request-reply (broker_reply.go)
+
+	// Prometheus metrics: metricsListen, as --metrics-listen (metrics_cmd.go).
+	Metrics metricsFile `yaml:",inline"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -143,7 +146,11 @@ store's abort file).`,
 			if bcfg.ACL, err = startACL(cmd.Context(), f.acl, f.logLevel); err != nil {
 				return err
 			}
-			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel, f.metricsListen)
+			metricsAddr, err := metricsListen(cmd, f)
+			if err != nil {
+				return err
+			}
+			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel, metricsAddr)
 		},
 	}
 	fl := cmd.Flags()

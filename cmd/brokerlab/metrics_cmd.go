@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/promexport"
 	"github.com/brokerlab/brokerlab/engine/broker"
@@ -15,6 +18,32 @@ import (
 
 // metricsFlagUsage documents --metrics-listen for the broker and namesrv.
 const metricsFlagUsage = "serve Prometheus metrics at http://ADDR/metrics (host:port; port 0 picks one; default off)"
+
+// metricsFile is the broker --config file's metrics key.
+type metricsFile struct {
+	MetricsListen string `yaml:"metricsListen"` // as --metrics-listen
+}
+
+// metricsListen is the broker's metrics address: --metrics-listen when
+// given on the command line, else the config file's metricsListen, else
+// the flag's default (off). brokerConfig has validated the file already.
+func metricsListen(cmd *cobra.Command, f brokerFlags) (string, error) {
+	if cmd.Flags().Changed("metrics-listen") || f.configFile == "" {
+		return f.metricsListen, nil
+	}
+	raw, err := os.ReadFile(f.configFile)
+	if err != nil {
+		return "", fmt.Errorf("--config: %w", err)
+	}
+	var file brokerFile
+	if err := yaml.Unmarshal(raw, &file); err != nil {
+		return "", fmt.Errorf("--config %s: %w", f.configFile, err)
+	}
+	if file.Metrics.MetricsListen != "" {
+		return file.Metrics.MetricsListen, nil
+	}
+	return f.metricsListen, nil
+}
 
 // addMetricsFlag adds --metrics-listen to cmd.
 func addMetricsFlag(cmd *cobra.Command, dst *string) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -152,5 +154,38 @@ func TestMetricsListenProcesses(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + brMetrics + "/metrics"); err == nil {
 		t.Fatal("the broker's metrics endpoint still answers after exit")
+	}
+}
+
+// TestMetricsListenFromConfigFile: the --config file's metricsListen is
+// used unless --metrics-listen is given; the file is still checked
+// strictly by brokerConfig.
+func TestMetricsListenFromConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "broker.yaml")
+	if err := os.WriteFile(file, []byte("store:\n  dir: "+dir+"\nmetricsListen: 127.0.0.1:5557\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", file}, "127.0.0.1:5557"},
+		{[]string{"--config", file, "--metrics-listen", "127.0.0.1:6000"}, "127.0.0.1:6000"},
+		{[]string{"--config", file, "--metrics-listen", ""}, ""}, // given empty: off
+		{[]string{"--store", dir}, ""},
+		{[]string{"--store", dir, "--metrics-listen", "127.0.0.1:0"}, "127.0.0.1:0"},
+	} {
+		cmd, f := brokerCommand()
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := brokerConfig(cmd, *f); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		got, err := metricsListen(cmd, *f)
+		if err != nil || got != c.want {
+			t.Fatalf("%v: metrics listen %q (%v), want %q", c.args, got, err, c.want)
+		}
 	}
 }
