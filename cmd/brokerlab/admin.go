@@ -25,6 +25,8 @@ type adminFlags struct {
 	timeout time.Duration
 	json    bool
 	tls     tlsFlags
+	// accessKey and secretKey sign requests for brokers with an ACL file.
+	accessKey, secretKey string
 }
 
 // adminSubcommands are added to `admin` by the admin_*.go files.
@@ -56,6 +58,8 @@ mqadmin prints it; --json prints the same data as JSON.`,
 	pf.StringVarP(&f.namesrv, "namesrvAddr", "n", def, "name server addresses, ';'-separated ($NAMESRV_ADDR when set)")
 	pf.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of each request")
 	pf.BoolVar(&f.json, "json", false, "print JSON instead of a table")
+	pf.StringVar(&f.accessKey, "access-key", os.Getenv("ROCKETMQ_ACCESS_KEY"), "ACL access key: sign every request (brokers started with --acl; $ROCKETMQ_ACCESS_KEY)")
+	pf.StringVar(&f.secretKey, "secret-key", os.Getenv("ROCKETMQ_SECRET_KEY"), "ACL secret key for --access-key ($ROCKETMQ_SECRET_KEY)")
 	pf.BoolVar(&f.tls.enable, "tls-enable", false, "connect over TLS")
 	pf.StringVar(&f.tls.configFile, "tls-config-file", "", "RocketMQ tls.properties file (tls.enable, tls.client.* keys); flags override it")
 	pf.StringVar(&f.tls.clientCert, "tls-client-cert", "", "client certificate, PEM, for servers that ask for one")
@@ -78,7 +82,11 @@ func (f *adminFlags) run(cmd *cobra.Command, fn func(ctx context.Context, a *mqa
 	if err != nil {
 		return err
 	}
-	a := mqadmin.New(mqadmin.Config{NamesrvAddrs: splitAddrs(f.namesrv), Timeout: f.timeout, TLS: tlsConf})
+	if (f.accessKey == "") != (f.secretKey == "") {
+		return fmt.Errorf("admin: --access-key and --secret-key go together")
+	}
+	a := mqadmin.New(mqadmin.Config{NamesrvAddrs: splitAddrs(f.namesrv), Timeout: f.timeout, TLS: tlsConf,
+		AccessKey: f.accessKey, SecretKey: f.secretKey})
 	defer a.Close()
 	ctx := cmd.Context()
 	if ctx == nil {

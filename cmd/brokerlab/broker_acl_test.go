@@ -55,6 +55,15 @@ func TestBrokerACLFlag(t *testing.T) {
 	if resp := create("AclCliT", true); resp.Code != remoting.RespSuccess {
 		t.Fatalf("admin create: %v", resp)
 	}
+	// brokerlab admin signs with --access-key/--secret-key; unsigned it is refused.
+	adm := start(t, bin, "admin", "updateTopic", "-b", addr, "-t", "AclCliAdmin", "--access-key", "cliAdmin01", "--secret-key", "cliSecret01")
+	if code := adm.wait(t); code != 0 {
+		t.Fatalf("signed admin updateTopic: exit code %d:\n%s", code, adm.log())
+	}
+	adm = start(t, bin, "admin", "updateTopic", "-b", addr, "-t", "AclCliAdmin2")
+	if code := adm.wait(t); code == 0 || !strings.Contains(adm.log(), "AccessKey") {
+		t.Fatalf("unsigned admin updateTopic: exit code %d:\n%s", code, adm.log())
+	}
 	if err := os.WriteFile(file, []byte("globalWhiteRemoteAddresses: [127.0.0.1]\n"+aclTestFile), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/acl"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -32,6 +33,9 @@ type Config struct {
 	Timeout time.Duration
 	// TLS, if set, is used on every connection.
 	TLS *tls.Config
+	// AccessKey and SecretKey, if set, sign every request as RocketMQ's
+	// AclClientRPCHook does (brokers running with an ACL file).
+	AccessKey, SecretKey string
 }
 
 // Admin sends admin requests to name servers and brokers. Safe for
@@ -63,6 +67,9 @@ func (a *Admin) invoke(ctx context.Context, addr string, code int32, ext remotin
 	defer cancel()
 	req := remoting.NewRequest(code, ext)
 	req.Body = body
+	if a.cfg.AccessKey != "" {
+		acl.Sign(req.Ext(), body, req.Version, a.cfg.AccessKey, a.cfg.SecretKey, "")
+	}
 	resp, err := a.cl.InvokeSync(ctx, addr, req)
 	if err != nil {
 		return nil, fmt.Errorf("mqadmin: %s to %s: %w", remoting.RequestCodeName(code), addr, err)
