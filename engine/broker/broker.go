@@ -342,6 +342,9 @@ func (b *Broker) notifyConsumerIDsChanged(groups []string) {
 			continue
 		}
 		seen[g] = struct{}{}
+		if !b.notifyEnabled(g) { // the group's notifyConsumerIdsChangedEnable (ops.go)
+			continue
+		}
 		for _, c := range b.clients.memberConns(g) {
 			b.notifyWG.Add(1)
 			go func() {

@@ -39,7 +39,7 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 	if err := record.ValidateTopic(RetryTopic(group)); err != nil {
 		return responsef(remoting.RespInvalidParameter, "bad consumer group %q: %v", group, err)
 	}
-	retry, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(group), 1))
+	retry, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(group), b.groupRetryQueueNums(group)))
 	if err != nil {
 		return responsef(remoting.RespSystemError, "create topic %s: %v", RetryTopic(group), err)
 	}
@@ -76,7 +76,7 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 	delete(props, record.PropertyRealQueueID)
 
 	m := &record.Message{
-		Topic: retry.TopicName, QueueID: 0, Flag: rec.Flag,
+		Topic: retry.TopicName, QueueID: retryQueue(retry), Flag: rec.Flag,
 		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
 		Body:    rec.Body, BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
 		ReconsumeTimes: rec.ReconsumeTimes + 1,

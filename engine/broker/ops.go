@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,6 +150,36 @@ func (b *Broker) groupRetryMaxTimes(group string) int32 {
 		return c.RetryMaxTimes
 	}
 	return b.cfg.MaxReconsumeTimes
+}
+
+// groupRetryQueueNums is the queue count a group's %RETRY% topic is
+// created with: its retryQueueNums (at least 1), 1 without a config.
+func (b *Broker) groupRetryQueueNums(group string) int32 {
+	if c, ok, err := b.findSubGroup(group); err == nil && ok {
+		return max(c.RetryQueueNums, 1)
+	}
+	return 1
+}
+
+// retryQueue picks the queue of a sent-back message: a random writable
+// queue of the retry topic, as Java's send-back does.
+func retryQueue(tc namesrv.TopicConfig) int32 {
+	if tc.WriteQueueNums <= 1 {
+		return 0
+	}
+	return rand.Int32N(tc.WriteQueueNums)
+}
+
+// notifyEnabled reports whether a group's members are told when its
+// membership changes (notifyConsumerIdsChangedEnable; true without a
+// config).
+func (b *Broker) notifyEnabled(group string) bool {
+	t, err := b.subGroups()
+	if err != nil {
+		return true
+	}
+	c, ok := t.get(group)
+	return !ok || c.NotifyConsumerIdsChangedEnable
 }
 
 // ensureHeartbeatGroups creates the configs of a heartbeat's consumer

@@ -570,3 +570,37 @@ func TestOpsGetConsumerStatus(t *testing.T) {
 	wantCode(t, "offline group", e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "x"}, nil),
 		remoting.RespSystemError)
 }
+
+// retryQueueNums sizes the group's retry topic; notifyConsumerIdsChangedEnable
+// =false keeps membership changes from being pushed to the group.
+func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
+	e := startEnv(t, nil)
+	e.createTopic("T", 1)
+	wantCode(t, "create", e.putSubGroup(`{"groupName":"g","retryQueueNums":3,"notifyConsumerIdsChangedEnable":false}`), remoting.RespSuccess)
+	wantCode(t, "create 2", e.putSubGroup(`{"groupName":"n"}`), remoting.RespSuccess)
+	e.heartbeat(heartbeatBody("10.0.0.1@c1", "g", "n"))
+	route, ok := e.ns.TopicRoute(broker.RetryTopic("g"))
+	if !ok || len(route.QueueDatas) != 1 || route.QueueDatas[0].WriteQueueNums != 3 {
+		t.Fatalf("retry topic route %+v", route)
+	}
+	// c1's own join and a second member joining both groups: only n's
+	// members are told, twice.
+	other, _ := newClient(t)
+	wantCode(t, "heartbeat 2", callWith(t, other, e.b.Addr(), remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.2@c2", "g", "n")),
+		remoting.RespSuccess)
+	deadline := time.After(500 * time.Millisecond)
+	var told []string
+	for done := false; !done; {
+		select {
+		case p := <-e.pushes:
+			if p.Code == remoting.ReqNotifyConsumerIDsChanged {
+				told = append(told, p.ExtFields["consumerGroup"])
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+	if strings.Join(told, ",") != "n,n" {
+		t.Fatalf("NOTIFY_CONSUMER_IDS_CHANGED for %v, want n twice", told)
+	}
+}
