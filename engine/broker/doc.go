@@ -39,8 +39,8 @@
 //	                                       transactionId (UNIQ_KEY, added when missing). A DELAY level sends the
 //	                                       message to the schedule topic's queue level-1 (REAL_TOPIC, REAL_QID).
 //	CONSUMER_SEND_MSG_BACK 36              re-stores the record at "offset" in %RETRY%<group> with level
-//	                                       delayLevel (0: 3+reconsumeTimes) or, after maxReconsumeTimes (16),
-//	                                       in %DLQ%<group>.
+//	                                       delayLevel (0: 3+reconsumeTimes) or, after maxReconsumeTimes (the
+//	                                       group's retryMaxTimes, 16 by default), in %DLQ%<group>.
 //	PULL_MESSAGE 11                        every reply carries nextBeginOffset, minOffset, maxOffset,
 //	                                       suggestWhichBrokerId; body = raw records. PULL_NOT_FOUND with the
 //	                                       suspend flag is held until the store reports an arrival, the
@@ -53,7 +53,15 @@
 //	                                       in memory, else QUERY_NOT_FOUND (Java); negative commits ignored.
 //	GET_MAX/MIN_OFFSET 30/31, SEARCH_OFFSET_BY_TIMESTAMP 29, GET_EARLIEST_MSG_STORETIME 32,
 //	QUERY_MESSAGE 12, VIEW_MESSAGE_BY_ID 33, UPDATE_AND_CREATE_TOPIC 17, DELETE_TOPIC_IN_BROKER 215,
-//	GET_ALL_TOPIC_CONFIG 21, GET_ALL_SUBSCRIPTIONGROUP_CONFIG 201, LOCK/UNLOCK_BATCH_MQ 41/42.
+//	GET_ALL_TOPIC_CONFIG 21, LOCK/UNLOCK_BATCH_MQ 41/42.
+//	Operator codes (ops.go)                GET_BROKER_RUNTIME_INFO 28, GET_TOPIC_STATS_INFO 202,
+//	                                       GET_CONSUME_STATS 208, GET_CONSUMER/PRODUCER_CONNECTION_LIST
+//	                                       203/204, QUERY_TOPIC_CONSUME_BY_WHO 300, subscription groups
+//	                                       200/201/207 (config/subscriptionGroup.json, subgroup.go; honoured
+//	                                       by pulls and send-back), INVOKE_BROKER_TO_RESET_OFFSET 222 (pushes
+//	                                       RESET_CONSUMER_CLIENT_OFFSET 220), INVOKE_BROKER_TO_GET_CONSUMER_STATUS
+//	                                       223, GET/UPDATE_BROKER_CONFIG 26/25; DELETE_TOPIC_IN_BROKER also
+//	                                       removes the topic's consume queues and offsets.
 //	END_TRANSACTION 37                     commits (to REAL_TOPIC/REAL_QID) or rolls back a half message that
 //	                                       a send with TRAN_MSG stored in RMQ_SYS_TRANS_HALF_TOPIC; pending
 //	                                       halves are checked back with CHECK_TRANSACTION_STATE 39 (txn.go).
