@@ -268,6 +268,34 @@ func (b *Broker) deleteSubscriptionGroup(_ context.Context, _ *remoting.Conn, re
 	return success(), nil
 }
 
+// syncSubGroups copies the master's subscription group table to a slave
+// (SlaveSynchronize.syncSubscriptionGroupConfig): GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+// from the master replaces the slave's table when its DataVersion differs.
+func (b *Broker) syncSubGroups() error {
+	addr := b.masterAddr()
+	if addr == "" {
+		return nil
+	}
+	t, err := b.subGroups()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.RegisterTimeout)
+	defer cancel()
+	resp, err := b.ns.InvokeSync(ctx, addr, remoting.NewRequest(remoting.ReqGetAllSubscriptionGroupConfig, nil))
+	if err != nil {
+		return err
+	}
+	if resp.Code != remoting.RespSuccess {
+		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: code %d %s", addr, resp.Code, resp.Remark)
+	}
+	var w SubscriptionGroupWrapper
+	if err := json.Unmarshal(resp.Body, &w); err != nil {
+		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: %w", addr, err)
+	}
+	return t.replace(w)
+}
+
 // ---- runtime info ----
 
 // getBrokerRuntimeInfo handles GET_BROKER_RUNTIME_INFO (28): a KVTable

@@ -604,3 +604,29 @@ func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
 		t.Fatalf("NOTIFY_CONSUMER_IDS_CHANGED for %v, want n twice", told)
 	}
 }
+
+// A slave copies its master's subscription groups and applies them.
+func TestOpsSlaveCopiesSubscriptionGroups(t *testing.T) {
+	ns := startNamesrv(t)
+	master := haBroker(t, ns.Addr(), broker.AsyncMaster, 0, nil)
+	slave := haBroker(t, ns.Addr(), broker.Slave, 1, func(c *broker.Config) { c.SlaveReadEnable = true })
+	c, _ := newClient(t)
+	createTopicOn(t, c, master.Addr(), "T", 1)
+	wantCode(t, "create group", callWith(t, c, master.Addr(), remoting.ReqUpdateAndCreateSubscriptionGroup, nil,
+		[]byte(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":5}`)), remoting.RespSuccess)
+	eventually(t, "the slave to copy the group", func() bool {
+		resp := callWith(t, c, slave.Addr(), remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
+		var w broker.SubscriptionGroupWrapper
+		if json.Unmarshal(resp.Body, &w) != nil {
+			return false
+		}
+		g, ok := w.SubscriptionGroupTable["sg"]
+		return ok && !g.ConsumeEnable && g.RetryMaxTimes == 5
+	})
+	eventually(t, "the slave to know T", func() bool {
+		resp := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("sg", "T", 0, 0, 1, 0, 0), nil)
+		return resp.Code != remoting.RespTopicNotExist
+	})
+	resp := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("sg", "T", 0, 0, 1, 0, 0), nil)
+	wantCode(t, "pull of a disabled group from the slave", resp, remoting.RespNoPermission)
+}

@@ -39,6 +39,9 @@ func (b *Broker) startSlaveSync() {
 			} else {
 				last = v
 			}
+			if err := b.syncSubGroups(); err != nil { // ops.go
+				b.log.Warn("slave: copy the master's subscription groups", "master", b.masterAddr(), "err", err)
+			}
 			t.Reset(b.cfg.SlaveSyncInterval)
 		}
 	})

@@ -224,6 +224,35 @@ func (t *subGroupTable) delete(name string) (bool, error) {
 	return true, nil
 }
 
+// replace makes the table a copy of w (a slave taking its master's table),
+// unless it already has w's DataVersion, and persists it.
+func (t *subGroupTable) replace(w SubscriptionGroupWrapper) error {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	t.mu.Lock()
+	if t.mu.version == w.DataVersion {
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.table = map[string]SubscriptionGroupConfig{}
+	for name, c := range w.SubscriptionGroupTable {
+		if c.GroupName == "" {
+			c.GroupName = name
+		}
+		if c.Attributes == nil {
+			c.Attributes = map[string]string{}
+		}
+		t.mu.table[name] = c
+	}
+	t.mu.forbidden = map[string]map[string]int32{}
+	for g, m := range w.ForbiddenTable {
+		t.mu.forbidden[g] = maps.Clone(m)
+	}
+	t.mu.version = w.DataVersion
+	t.mu.Unlock()
+	return t.persistLocked()
+}
+
 // names returns the configured groups, sorted.
 func (t *subGroupTable) names() []string {
 	t.mu.RLock()
