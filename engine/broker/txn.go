@@ -98,6 +98,51 @@ type txnState struct {
 	resolved map[int64]bool
 	seq      atomic.Uint32 // round robin over a producer group's connections
 	topics   atomic.Bool   // half and op topics created
+
+	// The check knobs, set from Config by registerTxn and changed at run
+	// time by UPDATE_BROKER_CONFIG (nanoseconds; a count).
+	interval, timeout, checkMax atomic.Int64
+	kick                        chan struct{} // a new interval: restart the wait
+}
+
+func (s *txnState) checkInterval() time.Duration { return time.Duration(s.interval.Load()) }
+func (s *txnState) checkTimeout() time.Duration  { return time.Duration(s.timeout.Load()) }
+func (s *txnState) maxChecks() int               { return int(s.checkMax.Load()) }
+
+// The check knobs under Java's BrokerConfig names (milliseconds), read by
+// GET_BROKER_CONFIG and changed at once by UPDATE_BROKER_CONFIG: the check
+// service reads them before every scan, as Java's does.
+func init() {
+	msKey := func(f func(b *Broker) *atomic.Int64, min int64) liveConfigKey {
+		return liveConfigKey{
+			get: func(b *Broker) string { return strconv.FormatInt(time.Duration(f(b).Load()).Milliseconds(), 10) },
+			set: func(b *Broker, v string) error {
+				ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil || ms < min {
+					return fmt.Errorf("not a number of milliseconds ≥ %d: %q", min, v)
+				}
+				f(b).Store(int64(time.Duration(ms) * time.Millisecond))
+				select {
+				case b.txn.kick <- struct{}{}:
+				default:
+				}
+				return nil
+			},
+		}
+	}
+	liveConfig["transactionCheckInterval"] = msKey(func(b *Broker) *atomic.Int64 { return &b.txn.interval }, 1)
+	liveConfig["transactionTimeOut"] = msKey(func(b *Broker) *atomic.Int64 { return &b.txn.timeout }, 0)
+	liveConfig["transactionCheckMax"] = liveConfigKey{
+		get: func(b *Broker) string { return strconv.FormatInt(b.txn.checkMax.Load(), 10) },
+		set: func(b *Broker, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			if err != nil || n < 1 {
+				return fmt.Errorf("not a positive count: %q", v)
+			}
+			b.txn.checkMax.Store(n)
+			return nil
+		},
+	}
 }
 
 // claim marks the half at offset (and the first half it copies, origin, if
@@ -182,6 +227,10 @@ func (s *txnState) prune(halfOffset int64) {
 // registerTxn registers END_TRANSACTION on its own executor
 // (endTransactionThreadPoolNums).
 func (b *Broker) registerTxn() {
+	b.txn.kick = make(chan struct{}, 1)
+	b.txn.interval.Store(int64(b.cfg.TransactionCheckInterval))
+	b.txn.timeout.Store(int64(b.cfg.TransactionTimeout))
+	b.txn.checkMax.Store(int64(b.cfg.TransactionCheckMax))
 	cpus := runtime.NumCPU()
 	ex := b.server.NewExecutor("end-transaction", remoting.ExecutorConfig{Workers: 8 + 2*cpus, QueueSize: 100000})
 	b.handle(remoting.ReqEndTransaction, b.endTransaction, ex)
@@ -299,7 +348,7 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 		return resp, nil
 	}
 	if !h.fromTransactionCheck {
-		if imm, ok := immunityTime(&rec, b.cfg.TransactionTimeout, true); ok && time.Since(time.UnixMilli(rec.BornTimestamp)) > imm {
+		if imm, ok := immunityTime(&rec, b.txn.checkTimeout(), true); ok && time.Since(time.UnixMilli(rec.BornTimestamp)) > imm {
 			b.log.Warn("end transaction after the check immunity time refused; the check decides", "msgId", h.msgID,
 				"commitLogOffset", h.commitLogOffset)
 			return responsef(remoting.RespIllegalOperation, "the transaction ended after its check immunity time (%v): waiting for the check", imm), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -497,4 +498,32 @@ func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
 	if got := e.onlyRecord("T"); string(got.Body) != "after-crash" {
 		t.Fatalf("committed %q", got.Body)
 	}
+}
+
+func TestTxnCheckKnobsChangeAtRunTime(t *testing.T) {
+	e := startEnv(t, txnConfig(time.Hour, time.Hour, 15))
+	e.createTopic("T", 1)
+	e.producerHeartbeat("pg")
+	h := e.sendHalf("T", "tuned")
+
+	resp := e.call(remoting.ReqGetBrokerConfig, nil, nil)
+	wantCode(t, "get config", resp, remoting.RespSuccess)
+	for _, kv := range []string{"transactionCheckInterval=3600000\n", "transactionTimeOut=3600000\n", "transactionCheckMax=15\n"} {
+		if !strings.Contains(string(resp.Body), kv) {
+			t.Fatalf("broker config lacks %q:\n%s", kv, resp.Body)
+		}
+	}
+	wantCode(t, "bad interval", e.call(remoting.ReqUpdateBrokerConfig, nil, []byte("transactionCheckInterval=0\n")), remoting.RespInvalidParameter)
+	if req := e.nextCheck(200 * time.Millisecond); req != nil {
+		t.Fatal("checked before the knobs changed")
+	}
+	// The hour-long wait is cut short: the new interval applies at once.
+	wantCode(t, "update", e.call(remoting.ReqUpdateBrokerConfig, nil,
+		[]byte("transactionCheckInterval=30\ntransactionTimeOut=0\ntransactionCheckMax=1\n")), remoting.RespSuccess)
+	req := e.nextCheck(waitLimit)
+	if req == nil || req.ExtFields["msgId"] != h.uniq {
+		t.Fatalf("no check after the update: %v", req)
+	}
+	// One check is the maximum now: the next scan discards it.
+	eventually(t, "the discard after one check", func() bool { return e.maxOffset(broker.TransCheckMaxTimeTopic, 0) == 1 })
 }

@@ -35,7 +35,7 @@ func (b *Broker) txnCheckLoop() {
 		b.log.Error("transaction topics not created", "err", resp.Remark)
 	}
 	c := &txnChecker{b: b, opHalves: make(map[int64][]int64)}
-	t := time.NewTicker(b.cfg.TransactionCheckInterval)
+	t := time.NewTimer(b.txn.checkInterval())
 	defer t.Stop()
 	for {
 		select {
@@ -43,6 +43,9 @@ func (b *Broker) txnCheckLoop() {
 			return
 		case <-t.C:
 			c.scan()
+			t.Reset(b.txn.checkInterval()) // read each time: UPDATE_BROKER_CONFIG may change it
+		case <-b.txn.kick:
+			t.Reset(b.txn.checkInterval())
 		}
 	}
 }
@@ -131,6 +134,7 @@ func (c *txnChecker) readOps() {
 func (c *txnChecker) scan() {
 	b := c.b
 	start := time.Now()
+	timeout := b.txn.checkTimeout()
 	halfOffset, opOffset := c.offset(TransHalfTopic), c.offset(TransOpHalfTopic)
 	if !c.loaded || c.opNext < opOffset {
 		c.opNext, c.loaded = opOffset, true
@@ -163,7 +167,7 @@ func (c *txnChecker) scan() {
 		} else if busy {
 			break // an END_TRANSACTION is storing it: look again next time
 		}
-		checks, discard := checkTimes(&rec, b.cfg.TransactionCheckMax)
+		checks, discard := checkTimes(&rec, b.txn.maxChecks())
 		if discard {
 			c.discard(&rec)
 			i++
@@ -173,7 +177,7 @@ func (c *txnChecker) scan() {
 			break // stored during this scan: next time
 		}
 		age := time.Since(time.UnixMilli(rec.BornTimestamp))
-		if imm, ok := immunityTime(&rec, b.cfg.TransactionTimeout, false); ok {
+		if imm, ok := immunityTime(&rec, timeout, false); ok {
 			if age <= imm {
 				// Its own first-check delay: moved to the queue's tail
 				// (putImmunityMsgBackToHalfQueue) so it holds up no other.
@@ -183,7 +187,7 @@ func (c *txnChecker) scan() {
 				i++
 				continue
 			}
-		} else if age >= 0 && age <= b.cfg.TransactionTimeout {
+		} else if age >= 0 && age <= timeout {
 			break // too young; younger ones follow
 		}
 		// An END_TRANSACTION may have resolved it since the op records
