@@ -182,6 +182,12 @@ func (b *Broker) consumeDone(conn *remoting.Conn, p *pullHeader, resp *remoting.
 	consumeContextPool.Put(cc)
 }
 
+// unstampDequeued clears the remoting executor's Dequeued before a send is
+// queued for a send worker: until a worker takes it, it is still waiting
+// (a send answered SYSTEM_BUSY from the queue is then incomplete, not a
+// send whose queue wait counts as processing).
+func unstampDequeued(req *remoting.Command) { req.Timings.Dequeued = 0 }
+
 // stampDequeued marks req as taken by a send worker: the executor stage of
 // a send ends when the broker's send pool (not the remoting executor that
 // queued it there) picks it up.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -250,4 +251,39 @@ func TestSendHooksSkipRefusedHeader(t *testing.T) {
 	if len(hooks.before)+len(hooks.after) != 0 {
 		t.Fatalf("hooks ran for a refused header: %+v %+v", hooks.before, hooks.after)
 	}
+}
+
+// TestStagesCountQueuedRefusalsAsIncomplete: a send answered SYSTEM_BUSY by
+// the fast-failure sweep while it waited for a send worker is counted as
+// incomplete, not recorded with its queue wait as processing; the send that
+// ran is recorded.
+func TestStagesCountQueuedRefusalsAsIncomplete(t *testing.T) {
+	e := &env{t: t, ns: startNamesrv(t), store: memstore.New()}
+	cfg := testConfig()
+	cfg.NamesrvAddrs = []string{e.ns.Addr()}
+	cfg.SendWorkers = 1
+	cfg.SendQueueMaxWait = 30 * time.Millisecond
+	b, err := broker.New(cfg, broker.WithStore(e.store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := b.RecordStages()
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	e.b = b
+	e.client, e.pushes = newClient(t)
+	e.createTopic("T", 1)
+	entered, release := blockPuts(e)
+	first := e.asyncSend("T", "slow")
+	<-entered // the only worker is stuck in the store
+	wantCode(t, "queued send", <-e.asyncSend("T", "queued"), remoting.RespSystemBusy)
+	release()
+	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
+	eventually(t, "both sends observed", func() bool {
+		s := rec.Snapshot()
+		h := s.Hist[broker.StageTotal.String()]
+		return s.Incomplete == 1 && h != nil && h.TotalCount() == 1
+	})
 }

@@ -120,6 +120,7 @@ func (b *Broker) enqueueSend(_ context.Context, conn *remoting.Conn, req *remoti
 		b.flow.pcBusyRejected.Add(1)
 		return remoting.NewResponse(remoting.RespSystemBusy, remarkRejectRequest), nil
 	}
+	unstampDequeued(req)
 	if !b.sendQ.push(sendTask{conn: conn, req: req, enqueued: time.Now()}) {
 		b.flow.queueFull.Add(1)
 		return remoting.NewResponse(remoting.RespSystemBusy, remarkSendQueueFull), nil
