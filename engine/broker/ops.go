@@ -361,6 +361,11 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 			m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(total), humanBytes(free))
 		}
 		i("pageCacheLockTimeMills", s.CommitLog().LockHeldFor().Milliseconds())
+		if ts := b.TimerStats(); ts.Enabled {
+			i("timerOffsetBehind", ts.OffsetBehind)
+			i("timerPendingMessages", ts.Pending)
+			i("timerDeliveredMessages", ts.Delivered)
+		}
 		remain := s.MaxPhyOffset() - ss.CommitLog.FlushedOffset
 		m["remainHowManyDataToFlush"] = humanBytes(uint64(max(remain, 0)))
 	}
@@ -651,8 +656,10 @@ func (b *Broker) queryTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req
 // live consumer of the group (RESET_CONSUMER_CLIENT_OFFSET, oneway, body
 // ResetOffsetBody) and returned in a ResetOffsetBody
 // {"offsetTable":{MQ:offset}}. A group without offsets on the topic is a
-// SYSTEM_ERROR; a group without live consumers CONSUMER_NOT_ONLINE (the
-// offsets stay committed, so the group restarts from them).
+// SYSTEM_ERROR. A group without live consumers is answered SUCCESS with the
+// same body, as RocketMQ 5's server-side reset (useServerSideResetOffset)
+// answers: the committed offsets are where the group starts when it comes
+// back (4.x refused with CONSUMER_NOT_ONLINE and committed nothing).
 func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
 	group, err := ext.String("group")
@@ -722,8 +729,10 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 
 	conns := b.clients.memberConns(group)
 	if len(conns) == 0 {
-		return responsef(remoting.RespConsumerNotOnline,
-			"Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: %d", group, topic, ts), nil
+		// RocketMQ 5's server-side reset: the committed offsets are the
+		// reset; the group starts from them when it comes back.
+		b.log.Info("consumer offsets reset (no live consumer)", "group", group, "topic", topic, "timestamp", ts)
+		return bodyResponse(body), nil
 	}
 	for _, c := range conns {
 		push := remoting.NewRequest(remoting.ReqResetConsumerClientOffset, remoting.ExtFields{

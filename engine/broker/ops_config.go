@@ -105,6 +105,7 @@ func (b *Broker) brokerProperties() map[string]string {
 	for k, lk := range liveConfig {
 		p[k] = lk.get(b)
 	}
+	maps.Copy(p, b.timerProperties())
 	return p
 }
 
