@@ -105,8 +105,17 @@ func TestMetricsListenProcesses(t *testing.T) {
 	}
 	pull := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "queueOffset": "0", "maxMsgNums": "2",
 		"sysFlag": "0", "commitOffset": "-1", "suspendTimeoutMillis": "0"}
-	if resp := call(t, c, addr, remoting.ReqPullMessage, pull, nil); resp.Code != remoting.RespSuccess {
-		t.Fatalf("pull: %v", resp)
+	// The consume queue is built asynchronously: the first pulls may come
+	// before the dispatcher (PULL_NOT_FOUND).
+	for deadline := time.Now().Add(procLimit); ; {
+		resp := call(t, c, addr, remoting.ReqPullMessage, pull, nil)
+		if resp.Code == remoting.RespSuccess {
+			break
+		}
+		if resp.Code != remoting.RespPullNotFound || time.Now().After(deadline) {
+			t.Fatalf("pull: %v", resp)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	commit := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "commitOffset": "2"}
 	if resp := call(t, c, addr, remoting.ReqUpdateConsumerOffset, commit, nil); resp.Code != remoting.RespSuccess {
