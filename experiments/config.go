@@ -286,6 +286,8 @@ type Quick struct {
 	Duration    *Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	Repetitions *int      `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Matrix      []Axis    `yaml:"matrix,omitempty" json:"matrix,omitempty"`
+	// Extra replaces the extra cells when set (an empty list: none).
+	Extra *[]map[string]string `yaml:"extra,omitempty" json:"extra,omitempty"`
 	// PeerDuration caps the measured time of each fio job.
 	PeerDuration *Duration `yaml:"peer_duration,omitempty" json:"peer_duration,omitempty"`
 }
@@ -397,6 +399,9 @@ func (e *Experiment) applyOverrides(q *Quick) {
 	}
 	if q.Matrix != nil {
 		e.Matrix = q.Matrix
+	}
+	if q.Extra != nil {
+		e.Extra = *q.Extra
 	}
 	if q.PeerDuration != nil {
 		e.PeerDuration = *q.PeerDuration

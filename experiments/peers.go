@@ -134,8 +134,8 @@ func fioPattern(flushKind string) string {
 	return "group"
 }
 
-// fioPlan lists the ceilings for the in-process brokerlab cells with a
-// fixed message size: for each (size, producers, pattern), an O_DIRECT job
+// fioPlan lists the ceilings for the brokerlab cells (in process or over
+// loopback: the device is the same) with a fixed message size: for each (size, producers, pattern), an O_DIRECT job
 // (a device ceiling; needs a 512-byte multiple) and, for the no-sync
 // pattern, a buffered job (the page-cache ceiling). A size that O_DIRECT
 // cannot write gets a buffered job with the sync pattern instead.
@@ -149,7 +149,7 @@ func fioPlan(cells []Cell) []FioJob {
 		}
 	}
 	for _, c := range cells {
-		if c.System != "" || c.Exp.Engine.Transport != "inproc" {
+		if c.System != "" {
 			continue
 		}
 		bs := fixedSize(c.Exp.Workload.Size)
@@ -191,12 +191,21 @@ func (j FioJob) planCell() Cell {
 
 // measuredBatch is the median flush batch (appends per flush) of this
 // repetition's in-process group-commit cells of the job's size and
-// producers, at least 1; 0 when none was measured.
+// producers (the loopback ones when there are none), at least 1; 0 when
+// none was measured.
 func measuredBatch(j FioJob, cells []result.Cell, plan []Cell, rep int) int {
+	if n := measuredBatchOver(j, cells, plan, rep, "inproc"); n > 0 {
+		return n
+	}
+	return measuredBatchOver(j, cells, plan, rep, "loopback")
+}
+
+// measuredBatchOver is measuredBatch over the cells of one transport.
+func measuredBatchOver(j FioJob, cells []result.Cell, plan []Cell, rep int, transport string) int {
 	var vs []float64
 	for _, pc := range plan {
 		e := pc.Exp
-		if pc.System != "" || e.Engine.Transport != "inproc" || fioPattern(e.Engine.Flush) != "group" ||
+		if pc.System != "" || e.Engine.Transport != transport || fioPattern(e.Engine.Flush) != "group" ||
 			fixedSize(e.Workload.Size) != j.BS || e.Workload.Producers != j.Conc || e.Engine.FS != j.FS {
 			continue
 		}

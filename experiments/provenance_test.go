@@ -194,3 +194,46 @@ func TestReplayOlderAndForeignConfigs(t *testing.T) {
 		t.Fatalf("unknown field: %v", err)
 	}
 }
+
+// TestReferenceReplacesMatrixAndExtra: a reference section may narrow the
+// matrix and the extra cells (experiments/replication.yaml does), and the
+// fio ceilings are planned from loopback cells too.
+func TestReferenceReplacesMatrixAndExtra(t *testing.T) {
+	e, err := Load("replication.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := e.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *e
+	r.ApplyReference()
+	cells, err := r.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 5 || len(full) <= len(cells) {
+		t.Fatalf("reference cells %d (full %d), want 5", len(cells), len(full))
+	}
+	none := 0
+	for _, c := range cells {
+		if c.Exp.Engine.Replication == "none" {
+			none++
+			if c.Exp.Engine.Flush != "group" {
+				t.Errorf("extra cell %s", c.Name)
+			}
+		}
+	}
+	if none != 1 {
+		t.Fatalf("%d cells without a replica, want the one extra", none)
+	}
+	jobs := fioPlan(cells)
+	kinds := map[string]bool{}
+	for _, j := range jobs {
+		kinds[j.Sync+"/"+j.Ceiling()] = true
+	}
+	if !kinds["group/device"] || !kinds["none/device"] || !kinds["none/page-cache"] {
+		t.Fatalf("fio plan for loopback cells: %v", kinds)
+	}
+}

@@ -51,3 +51,20 @@ func TestBarsByFileSystem(t *testing.T) {
 		t.Fatalf("figures %v: file-system bars without an fs parameter", got)
 	}
 }
+
+func TestReplicationLagTimeSeries(t *testing.T) {
+	cs := barCells()[:2]
+	for i := range cs {
+		cs[i].Series = timeSeries(10, float64(i))
+	}
+	for j := range cs[1].Series {
+		cs[1].Series[j].Extra = map[string]float64{FieldReplicationLag: float64(1000 * j)}
+	}
+	got := planned(t, writeRun(t, "repl", cs))
+	if !slices.Contains(got, "timeseries-"+FieldReplicationLag) {
+		t.Fatalf("figures %v lack the replication lag", got)
+	}
+	if got := planned(t, writeRun(t, "norepl", barCells()[:2])); slices.Contains(got, "timeseries-"+FieldReplicationLag) {
+		t.Fatalf("figures %v: replication lag without a replicated cell", got)
+	}
+}

@@ -118,6 +118,9 @@ func RunFigures(runDir string) ([]*Figure, error) {
 	}
 	add("hiccups", func() (*Figure, error) { return Hiccups(runDir, reps) })
 	add("stages", func() (*Figure, error) { return Stages(reps) })
+	if anySeriesHas(reps, FieldReplicationLag) {
+		add("timeseries-"+FieldReplicationLag, func() (*Figure, error) { return TimeSeries(reps, FieldReplicationLag) })
+	}
 	for _, field := range []string{FieldP99, FieldRate, FieldDirtyMiB} {
 		add("timeseries-"+field, func() (*Figure, error) {
 			if field == FieldDirtyMiB && !anySeriesNonZero(reps, field) {
@@ -216,6 +219,18 @@ func loadSpectra(runDir string, cells []result.Cell) ([]result.Cell, []string) {
 		out[i] = c
 	}
 	return out, slices.Sorted(maps.Keys(have))
+}
+
+// anySeriesHas reports whether some cell's series carries field.
+func anySeriesHas(cells []result.Cell, field string) bool {
+	for _, c := range cells {
+		for i := range c.Series {
+			if _, ok := seriesField(&c.Series[i], field); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func anySeriesNonZero(cells []result.Cell, field string) bool {

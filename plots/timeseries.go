@@ -19,6 +19,9 @@ const (
 	FieldP999        = "p999"
 	FieldResidentMiB = "resident_mib"
 	FieldDirtyMiB    = "dirty_mib"
+	// FieldReplicationLag is a replicated cell's master-to-slave lag at
+	// the end of each interval (Point.Extra).
+	FieldReplicationLag = "replication_lag_bytes"
 )
 
 func seriesField(pt *result.Point, field string) (float64, bool) {
@@ -58,6 +61,8 @@ func fieldTitle(field string) string {
 		return "resident (MiB)"
 	case FieldDirtyMiB:
 		return "dirty (MiB)"
+	case FieldReplicationLag:
+		return "replication lag (bytes behind the master)"
 	}
 	return field
 }
