@@ -111,6 +111,14 @@ func (f storeFilter) MatchesCommitLog(rec []byte) bool {
 	return !ok || rf.MatchRecord(rec)
 }
 
+// UnitsOnly tells the store that a filter without a record check (a tag
+// filter) decides on consume-queue units alone, so matching records are
+// read contiguously.
+func (f storeFilter) UnitsOnly() bool {
+	_, ok := f.f.(RecordFilter)
+	return !ok
+}
+
 var getStatuses = map[store.GetMessageStatus]GetStatus{
 	store.Found: GetFound, store.NoMatchedMessage: GetNoMatchedMessage, store.MessageWasRemoving: GetMessageWasRemoving,
 	store.OffsetFoundNull: GetOffsetFoundNull, store.OffsetOverflowBadly: GetOffsetOverflowBadly,

@@ -81,6 +81,27 @@ type MessageFilter interface {
 	MatchesCommitLog(rec []byte) bool
 }
 
+// UnitsOnlyFilter is implemented by a MessageFilter that can say it
+// decides on consume-queue units alone (MatchesCommitLog always true), so
+// GetMessage reads the matching records with contiguous reads instead of
+// one read per record. *TagFilter needs no such method.
+type UnitsOnlyFilter interface {
+	UnitsOnly() bool
+}
+
+// filterNeedsRecords reports whether f must see each record as it is read.
+func filterNeedsRecords(f MessageFilter) bool {
+	switch f := f.(type) {
+	case nil:
+		return false
+	case *TagFilter:
+		return false
+	case UnitsOnlyFilter:
+		return !f.UnitsOnly()
+	}
+	return true
+}
+
 var unitBufPool = sync.Pool{New: func() any { b := make([]consumequeue.Unit, 0, 1024); return &b }}
 
 // GetMessage is DefaultMessageStore.getMessage (rocketmq-store.md §4.3):
@@ -164,10 +185,7 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgNums
 	// A filter that looks at records is applied as each one is read; a tag
 	// filter (or none) decides on the units alone, so the records are read
 	// afterwards, contiguous ones with one read.
-	perRecord := filter != nil
-	if _, ok := filter.(*TagFilter); ok {
-		perRecord = false
-	}
+	perRecord := filterNeedsRecords(filter)
 	res.Status = NoMatchedMessage
 	res.NextBeginOffset = offset
 	nextPhyFileStart := int64(math.MinInt64)
