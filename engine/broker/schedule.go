@@ -137,17 +137,28 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 // redeliver stores a due message in its real topic; false means "retry
 // later" (the store refused it for a reason that may pass).
 func (s *scheduler) redeliver(rec *record.Record) bool {
-	b := s.b
+	return s.b.putToRealTopic("delayed", rec, rec.PhysicalOffset, func(props map[string]string) {
+		delete(props, record.PropertyDelayTimeLevel)
+	})
+}
+
+// putToRealTopic stores a parked message (delay level, timer) again in the
+// topic and queue named by its REAL_TOPIC/REAL_QID properties, without
+// them, after edit has adjusted the other properties. It reports whether
+// the message is done with: stored, or dropped because it can never be
+// stored (no real topic, refused as illegal); false means "retry later".
+// what and off name the message in logs.
+func (b *Broker) putToRealTopic(what string, rec *record.Record, off int64, edit func(props map[string]string)) bool {
 	props := record.DecodeProperties(string(rec.Properties))
 	topic := props[record.PropertyRealTopic]
 	qid, err := strconv.Atoi(props[record.PropertyRealQueueID])
 	if topic == "" || err != nil {
-		b.log.Error("delayed message without REAL_TOPIC/REAL_QID dropped", "offset", rec.PhysicalOffset)
+		b.log.Error(what+" message without REAL_TOPIC/REAL_QID dropped", "offset", off)
 		return true
 	}
-	delete(props, record.PropertyDelayTimeLevel)
 	delete(props, record.PropertyRealTopic)
 	delete(props, record.PropertyRealQueueID)
+	edit(props)
 	m := &record.Message{
 		Topic: topic, QueueID: int32(qid), Flag: rec.Flag,
 		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
@@ -160,10 +171,10 @@ func (s *scheduler) redeliver(rec *record.Record) bool {
 	case res.Status.Stored():
 		return true
 	case res.Status == PutMessageIllegal || res.Status == PutPropertiesSizeExceeded:
-		b.log.Error("delayed message refused by the store, dropped", "topic", topic, "err", err)
+		b.log.Error(what+" message refused by the store, dropped", "topic", topic, "err", err)
 		return true
 	default:
-		b.log.Warn("delayed message not stored, will retry", "topic", topic, "status", res.Status, "err", err)
+		b.log.Warn(what+" message not stored, will retry", "topic", topic, "status", res.Status, "err", err)
 		return false
 	}
 }

@@ -437,36 +437,11 @@ func (s *timerService) deliver(e timerEntry) bool {
 		b.log.Error("undecodable timer message, dropped", "offset", e.off, "err", err)
 		return true
 	}
-	props := record.DecodeProperties(string(rec.Properties))
-	topic := props[record.PropertyRealTopic]
-	qid, err := strconv.Atoi(props[record.PropertyRealQueueID])
-	if topic == "" || err != nil {
-		b.log.Error("timer message without REAL_TOPIC/REAL_QID dropped", "offset", e.off)
-		return true
-	}
-	delete(props, record.PropertyRealTopic)
-	delete(props, record.PropertyRealQueueID)
-	props[PropertyTimerEnqueueMS] = strconv.FormatInt(rec.StoreTimestamp, 10)
-	props[PropertyTimerDequeueMS] = strconv.FormatInt(nowMS(), 10)
-	props[record.PropertyWaitStoreMsgOK] = "false" // as Java; the next checkpoint waits for the flush
-	m := &record.Message{
-		Topic: topic, QueueID: int32(qid), Flag: rec.Flag,
-		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
-		Body:    rec.Body, Properties: record.EncodeProperties(props),
-		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
-		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
-	}
-	put, err := b.store.Put(b.ctx, m)
-	switch {
-	case put.Status.Stored():
-		return true
-	case put.Status == PutMessageIllegal || put.Status == PutPropertiesSizeExceeded:
-		b.log.Error("timer message refused by the store, dropped", "topic", topic, "err", err)
-		return true
-	default:
-		b.log.Warn("timer message not stored, will retry", "topic", topic, "status", put.Status, "err", err)
-		return false
-	}
+	return b.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
+		props[PropertyTimerEnqueueMS] = strconv.FormatInt(rec.StoreTimestamp, 10)
+		props[PropertyTimerDequeueMS] = strconv.FormatInt(nowMS(), 10)
+		props[record.PropertyWaitStoreMsgOK] = "false" // as Java; the next checkpoint waits for the flush
+	})
 }
 
 // progress is the checkpoint the current state allows (see timerCheckpoint).
