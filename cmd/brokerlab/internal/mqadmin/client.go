@@ -265,12 +265,19 @@ func (a *Admin) ConsumeByWho(ctx context.Context, addr, topic string) ([]string,
 // ResetOffset asks one broker to reset group's offsets on topic to the
 // first message stored at or after timestamp (ms; -1 = the queue ends) and
 // push them to the group's live consumers (INVOKE_BROKER_TO_RESET_OFFSET,
-// 222). force resets forward too. A group with no live consumer answers
-// CONSUMER_NOT_ONLINE (see ResponseCode).
+// 222). force resets forward too. A 4.x broker answers a group with no
+// live consumer CONSUMER_NOT_ONLINE (see ResponseCode); brokerlab and 5.x
+// brokers commit the reset and answer SUCCESS.
 func (a *Admin) ResetOffset(ctx context.Context, addr, topic, group string, timestamp int64, force bool) ([]QueueOffset, error) {
 	ext := remoting.ExtFields{"topic": topic, "group": group, "queueId": "-1", "offset": "-1"}
 	ext.SetInt64("timestamp", timestamp)
 	ext.SetBool("isForce", force)
+	return a.resetOffset(ctx, addr, ext)
+}
+
+// resetOffset sends INVOKE_BROKER_TO_RESET_OFFSET and decodes the offset
+// table it answers with.
+func (a *Admin) resetOffset(ctx context.Context, addr string, ext remoting.ExtFields) ([]QueueOffset, error) {
 	resp, err := a.call(ctx, addr, remoting.ReqInvokeBrokerToResetOffset, ext, nil)
 	if err != nil {
 		return nil, err
@@ -288,14 +295,7 @@ func (a *Admin) ResetQueueOffset(ctx context.Context, addr, topic, group string,
 	ext := remoting.ExtFields{"topic": topic, "group": group, "timestamp": "0", "isForce": "true"}
 	ext.SetInt32("queueId", queueID)
 	ext.SetInt64("offset", offset)
-	resp, err := a.call(ctx, addr, remoting.ReqInvokeBrokerToResetOffset, ext, nil)
-	if err != nil {
-		return nil, err
-	}
-	if len(resp.Body) == 0 {
-		return []QueueOffset{}, nil
-	}
-	return DecodeResetOffsetBody(resp.Body)
+	return a.resetOffset(ctx, addr, ext)
 }
 
 // SearchOffset asks one broker for the offset of the first message of a
