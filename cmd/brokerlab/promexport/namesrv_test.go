@@ -65,14 +65,17 @@ func TestNamesrvMetrics(t *testing.T) {
 		t.Fatalf("route of an unknown topic: %v %+v", err, resp)
 	}
 
+	// Observers are told after the reply is written: the client may have
+	// every answer before the last request is observed, so wait for all.
 	route := map[string]string{"request_code": "get_routeinfo_by_topic", "response_code": "success"}
+	missing := map[string]string{"request_code": "get_routeinfo_by_topic", "response_code": "topic_not_exist"}
 	fs := scrapeUntil(t, srv.Addr(), "the route queries observed", func(fs families) bool {
-		return fs.histCount("rocketmq_rpc_latency", route) == routes
+		return fs.histCount("rocketmq_rpc_latency", route) == routes && fs.histCount("rocketmq_rpc_latency", missing) >= 1
 	})
 	if c := fs.histCount("rocketmq_rpc_latency", map[string]string{"request_code": "register_broker", "response_code": "success"}); c != 3 {
 		t.Errorf("register_broker count %d, want 3", c)
 	}
-	if c := fs.histCount("rocketmq_rpc_latency", map[string]string{"request_code": "get_routeinfo_by_topic", "response_code": "topic_not_exist"}); c != 1 {
+	if c := fs.histCount("rocketmq_rpc_latency", missing); c != 1 {
 		t.Errorf("unknown-topic route count %d, want 1", c)
 	}
 	node := map[string]string{"node_type": "nameserver", "node_id": "ns-test", "cluster": "NsCluster"}
