@@ -43,6 +43,7 @@ type Broker struct {
 	clients   *clientTable
 	holds     *holdTable
 	sendQ     *sendQueue
+	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
 	sched     *scheduler
 	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
 	timer     *timerService // timer_service.go
@@ -108,6 +109,7 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.sendQ = newSendQueue(cfg.SendQueueSize)
+	b.putWaits = make(chan struct{}, cfg.SendQueueSize)
 	b.holds = newHoldTable(b)
 	b.registerProcessors()
 	b.server.OnConnClose(b.connClosed)

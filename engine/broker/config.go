@@ -55,8 +55,13 @@ type Config struct {
 	// offsets, in case a store missed an arrival notification (Java: 5 s).
 	LongPollingCheckInterval time.Duration
 
-	// SendWorkers put messages concurrently (they wait for the flush policy,
-	// so more workers mean bigger group commits).
+	// SendWorkers put messages concurrently. Over a store that stages its
+	// puts (StagedPutter, engine/store) a worker appends and hands the wait
+	// for the flush policy or a slave to a goroutine of its own (RocketMQ's
+	// asyncPutMessage), so a group commit is not capped at SendWorkers;
+	// over another store the workers wait, and more of them mean bigger
+	// group commits. SendQueueSize also bounds the handed-on waits: beyond
+	// it a worker waits itself.
 	SendWorkers int
 	// SendQueueSize bounds the sends waiting for a worker
 	// (sendThreadPoolQueueCapacity); beyond it sends get SYSTEM_BUSY.

@@ -226,6 +226,31 @@ func (h *haStore) Put(ctx context.Context, m *record.Message) (PutResult, error)
 	return h.b.replicate(ctx, res, err, waits(m))
 }
 
+// PutStaged is Put in two stages (StagedPutter) when the wrapped store
+// can stage its puts: the wait covers the flush policy and, on a
+// SYNC_MASTER, the slave. Otherwise it is Put with a nil wait.
+func (h *haStore) PutStaged(ctx context.Context, m *record.Message) (PutResult, func() (PutResult, error), error) {
+	sp, ok := h.MessageStore.(StagedPutter)
+	if !ok || h.b.cfg.Role == Slave {
+		res, err := h.Put(ctx, m)
+		return res, nil, err
+	}
+	w := waits(m)
+	res, wait, err := sp.PutStaged(ctx, m)
+	if wait != nil {
+		return res, func() (PutResult, error) {
+			res, err := wait()
+			return h.b.replicate(ctx, res, err, w)
+		}, nil
+	}
+	if h.b.cfg.Role != SyncMaster || !w || h.b.ha.svc == nil || !res.Status.Stored() {
+		res, err = h.b.replicate(ctx, res, err, w) // wakes the HA writers; does not wait
+		return res, nil, err
+	}
+	h.b.ha.svc.Notify()
+	return res, func() (PutResult, error) { return h.b.replicate(ctx, res, err, w) }, nil
+}
+
 func (h *haStore) PutBatch(ctx context.Context, ms []*record.Message) (PutResult, error) {
 	if h.b.cfg.Role == Slave {
 		return PutResult{Status: PutServiceNotAvailable}, fmt.Errorf(slaveRefusalRemark, h.b.diskUtil())

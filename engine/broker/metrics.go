@@ -87,6 +87,7 @@ func (b *Broker) ConsumerLags() []ConsumerLag {
 // (BrokerFastFailure and the send queue); updated on refusals only.
 type flowCounters struct {
 	pcBusyRejected, pcBusyCleaned, queueFull, queueTimeouts atomic.Uint64
+	onewayBusy, onewayOther                                 atomic.Uint64 // oneway sends refused (sendqueue.go)
 }
 
 // FlowControl counts the sends answered SYSTEM_BUSY by flow control since
@@ -102,15 +103,29 @@ type FlowControl struct {
 	// QueueTimeouts: waited in the queue past SendQueueMaxWait
 	// ([TIMEOUT_CLEAN_QUEUE]).
 	QueueFull, QueueTimeouts uint64
+	// OnewayRefusedBusy and OnewayRefusedOther count the oneway sends
+	// (SEND_MESSAGE/_V2 and batches with the oneway flag) that were not
+	// stored: answered SYSTEM_BUSY by flow control (also counted above),
+	// or any other non-SUCCESS code (no such topic, illegal message, store
+	// not available, ...). A oneway producer hears no answer, so these are
+	// the messages that vanish without a trace on its side.
+	OnewayRefusedBusy, OnewayRefusedOther uint64
+	// OnewayRejectedByServer counts the oneway requests of any code that
+	// the remoting server refused before the broker saw them (too many in
+	// flight on the connection, an executor's queue full, shutting down).
+	OnewayRejectedByServer uint64
 }
 
 // FlowControl returns the flow-control counters.
 func (b *Broker) FlowControl() FlowControl {
 	return FlowControl{
-		PageCacheBusyRejected: b.flow.pcBusyRejected.Load(),
-		PageCacheBusyCleaned:  b.flow.pcBusyCleaned.Load(),
-		QueueFull:             b.flow.queueFull.Load(),
-		QueueTimeouts:         b.flow.queueTimeouts.Load(),
+		PageCacheBusyRejected:  b.flow.pcBusyRejected.Load(),
+		PageCacheBusyCleaned:   b.flow.pcBusyCleaned.Load(),
+		QueueFull:              b.flow.queueFull.Load(),
+		QueueTimeouts:          b.flow.queueTimeouts.Load(),
+		OnewayRefusedBusy:      b.flow.onewayBusy.Load(),
+		OnewayRefusedOther:     b.flow.onewayOther.Load(),
+		OnewayRejectedByServer: b.server.OnewayRejected(),
 	}
 }
 

@@ -21,7 +21,9 @@ const (
 )
 
 // sendMessage handles SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310).
-// sc (nil without send hooks) collects what the send hooks see.
+// sc (nil without send hooks) collects what the send hooks see. It returns
+// nil when it handed the wait for durability on (handOn): that goroutine
+// runs the after hooks and sends the reply.
 func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command, sc *SendContext) *remoting.Command {
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
@@ -69,10 +71,43 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 		return resp
 	}
 
-	res, err := b.store.Put(ctx, m)
+	sp, staged := b.store.(StagedPutter)
+	if !staged {
+		res, err := b.store.Put(ctx, m)
+		return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
+	}
+	res, wait, err := sp.PutStaged(ctx, m)
+	if wait == nil {
+		return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
+	}
+	// The message is appended; its producer waits for the flush policy
+	// (or a slave). A goroutine of its own waits and answers, so this send
+	// worker takes the next send and the group commit can serve them all.
+	if b.handOnSend(conn, req, sc, h.Topic, len(m.Body), queueID, uniq, wait) {
+		return nil
+	}
+	res, err = wait()
+	return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
+}
+
+// handOnSend hands a single send's wait and answer to handOn. (Its own
+// function so that sendMessage's variables are not captured by a closure
+// and moved to the heap on every send.)
+func (b *Broker) handOnSend(conn *remoting.Conn, req *remoting.Command, sc *SendContext, topic string, bodyLen int, queueID int32, uniq string, wait func() (PutResult, error)) bool {
+	return b.handOn(func() {
+		res, err := wait()
+		resp := b.sendAnswer(sc, req, topic, bodyLen, queueID, uniq, res, err)
+		b.sendEnd(sc, resp)
+		b.replySend(conn, req, resp)
+	})
+}
+
+// sendAnswer records a single send's put (hooks, stages, traffic) and
+// builds its response.
+func (b *Broker) sendAnswer(sc *SendContext, req *remoting.Command, topic string, bodyLen int, queueID int32, uniq string, res PutResult, err error) *remoting.Command {
 	b.sendStored(sc, req, queueID, 1, res)
-	b.rt.countPut(h.Topic, 1, len(m.Body), res.Status.Stored())
-	resp = putResponse(res, err)
+	b.rt.countPut(topic, 1, bodyLen, res.Status.Stored())
+	resp := putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
 		ext := resp.Ext()
 		ext["msgId"] = record.OffsetMsgID(b.storeHost, res.PhysOffsets[0])

@@ -118,12 +118,16 @@ func (q *sendQueue) close() {
 func (b *Broker) enqueueSend(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	if b.store.OSPageCacheBusy() {
 		b.flow.pcBusyRejected.Add(1)
-		return remoting.NewResponse(remoting.RespSystemBusy, remarkRejectRequest), nil
+		resp := remoting.NewResponse(remoting.RespSystemBusy, remarkRejectRequest)
+		b.countOnewayRefused(req, resp)
+		return resp, nil
 	}
 	unstampDequeued(req)
 	if !b.sendQ.push(sendTask{conn: conn, req: req, enqueued: time.Now()}) {
 		b.flow.queueFull.Add(1)
-		return remoting.NewResponse(remoting.RespSystemBusy, remarkSendQueueFull), nil
+		resp := remoting.NewResponse(remoting.RespSystemBusy, remarkSendQueueFull)
+		b.countOnewayRefused(req, resp)
+		return resp, nil
 	}
 	return nil, remoting.ErrReplyLater
 }
@@ -143,7 +147,9 @@ func (b *Broker) sendWorker() {
 		} else {
 			resp = b.processSend(b.ctx, t.conn, t.req)
 		}
-		b.reply(t.conn, t.req, resp)
+		if resp != nil { // nil: handed on, answered by the goroutine waiting
+			b.replySend(t.conn, t.req, resp)
+		}
 	}
 }
 
@@ -157,21 +163,21 @@ func (b *Broker) fastFailureLoop() {
 		select {
 		case <-b.stop:
 			for _, task := range b.sendQ.drain() {
-				b.reply(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkShuttingDown))
+				b.replySend(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkShuttingDown))
 			}
 			return
 		case now := <-t.C:
 			if b.store.OSPageCacheBusy() {
 				for _, task := range b.sendQ.drain() {
 					b.flow.pcBusyCleaned.Add(1)
-					b.reply(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkPCBusyClean))
+					b.replySend(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkPCBusyClean))
 				}
 				continue
 			}
 			tasks, left := b.sendQ.expired(now.Add(-b.cfg.SendQueueMaxWait))
 			b.flow.queueTimeouts.Add(uint64(len(tasks)))
 			for _, task := range tasks {
-				b.reply(task.conn, task.req, responsef(remoting.RespSystemBusy, remarkTimeoutClean,
+				b.replySend(task.conn, task.req, responsef(remoting.RespSystemBusy, remarkTimeoutClean,
 					now.Sub(task.enqueued).Milliseconds(), left))
 			}
 		}
@@ -191,8 +197,50 @@ func (b *Broker) processSend(ctx context.Context, conn *remoting.Conn, req *remo
 	default:
 		sc := b.sendContext(conn, req)
 		resp := b.sendMessage(ctx, conn, req, sc)
-		b.sendEnd(sc, resp)
+		if resp != nil { // nil: handed on with sc
+			b.sendEnd(sc, resp)
+		}
 		return resp
+	}
+}
+
+// handOn runs f, a put's wait and its answer, on a goroutine of its own,
+// tracked by the broker's WaitGroup (Shutdown waits for it before closing
+// the store). At most SendQueueSize run at once: beyond that handOn
+// returns false and the caller waits itself, which slows the send workers
+// down as a full queue would.
+func (b *Broker) handOn(f func()) bool {
+	select {
+	case b.putWaits <- struct{}{}:
+	default:
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() { <-b.putWaits }()
+		f()
+	}()
+	return true
+}
+
+// replySend answers a send; a oneway send's refusal, which its producer
+// never hears, is counted (OnewayRefused).
+func (b *Broker) replySend(conn *remoting.Conn, req, resp *remoting.Command) {
+	b.countOnewayRefused(req, resp)
+	b.reply(conn, req, resp)
+}
+
+// countOnewayRefused counts resp when req is oneway and resp not SUCCESS:
+// the producer never learns that its message was not stored.
+func (b *Broker) countOnewayRefused(req, resp *remoting.Command) {
+	if !req.IsOneway() || resp == nil || resp.Code == remoting.RespSuccess {
+		return
+	}
+	if resp.Code == remoting.RespSystemBusy {
+		b.flow.onewayBusy.Add(1)
+	} else {
+		b.flow.onewayOther.Add(1)
 	}
 }
 

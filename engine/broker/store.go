@@ -79,6 +79,18 @@ type MessageStore interface {
 	Close() error
 }
 
+// StagedPutter is a MessageStore that can split Put in two, as RocketMQ's
+// asyncPutMessage: PutStaged appends m and returns; when the producer must
+// wait (for the flush policy or a slave), wait is non-nil and blocks until
+// m is as durable as Put would have made it, returning Put's result. The
+// send workers append and run wait on another goroutine, so a group commit
+// serves every producer waiting, not at most SendWorkers of them. wait is
+// called at most once, from any goroutine. With a nil wait, res and err are
+// final.
+type StagedPutter interface {
+	PutStaged(ctx context.Context, m *record.Message) (res PutResult, wait func() (PutResult, error), err error)
+}
+
 // ArrivingListener is told that (topic, queueID) now holds messages up to
 // nextOffset-1.
 type ArrivingListener func(topic string, queueID int32, nextOffset int64)

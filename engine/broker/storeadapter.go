@@ -72,13 +72,30 @@ func putStatus(st store.PutStatus) PutStatus {
 
 func (a storeAdapter) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	res, err := a.s.Put(ctx, m)
+	return fromStorePut(res), err
+}
+
+// PutStaged is store.PutStaged (StagedPutter).
+func (a storeAdapter) PutStaged(ctx context.Context, m *record.Message) (PutResult, func() (PutResult, error), error) {
+	res, wait, err := a.s.PutStaged(ctx, m)
+	if wait == nil {
+		return fromStorePut(res), nil, err
+	}
+	return fromStorePut(res), func() (PutResult, error) {
+		res, err := wait()
+		return fromStorePut(res), err
+	}, nil
+}
+
+// fromStorePut is a single put's result in the broker's terms.
+func fromStorePut(res store.PutResult) PutResult {
 	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp,
 		LockWait: res.LockWait, LockHeld: res.LockHeld, FlushWait: res.FlushWait}
 	if out.Status.Stored() {
 		out.PhysOffsets = []int64{res.WroteOffset}
 		out.End = res.WroteOffset + res.WroteBytes
 	}
-	return out, err
+	return out
 }
 
 func (a storeAdapter) PutBatch(ctx context.Context, ms []*record.Message) (PutResult, error) {

@@ -195,13 +195,15 @@ func (cl *Client) InvokeAsync(ctx context.Context, addr string, req *Command, cb
 	return c.InvokeAsync(ctx, req, cb)
 }
 
-// InvokeOneway sends req to addr with the oneway flag and does not wait.
+// InvokeOneway sends req to addr with the oneway flag and does not wait
+// for an answer; it waits for room while the connection's writer is behind
+// (SendContext), until ctx ends.
 func (cl *Client) InvokeOneway(ctx context.Context, addr string, req *Command) error {
 	c, err := cl.Dial(ctx, addr)
 	if err != nil {
 		return err
 	}
-	return c.Send(req)
+	return c.SendContext(ctx, req)
 }
 
 // CloseConn closes the connection to addr, if any; the next call redials.

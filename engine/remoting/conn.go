@@ -22,8 +22,9 @@ type connOptions struct {
 	writeTimeout  time.Duration
 	serializeType SerializeType
 	logger        *slog.Logger
-	badInput      *badInputLog // counts and rate-limits logs of bad input
-	observers     []Observer   // told about each answered request; non-empty = take Timings
+	badInput      *badInputLog   // counts and rate-limits logs of bad input
+	observers     []Observer     // told about each answered request; non-empty = take Timings
+	onewayDropped *atomic.Uint64 // oneway requests the server refused before a processor saw them (nil: not counted)
 }
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
@@ -319,7 +320,7 @@ func (c *Conn) Invoke(ctx context.Context, req *Command) (*Command, error) {
 	if err := c.register(req.Opaque, cl, nil); err != nil {
 		return nil, err
 	}
-	if err := c.write(req); err != nil {
+	if err := c.writeRequest(ctx, req); err != nil {
 		if c.unregister(req.Opaque, cl) {
 			return nil, err
 		}
@@ -353,7 +354,7 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *Command, cb func(*Command, 
 	if err != nil {
 		return err
 	}
-	if err := c.write(req); err != nil && c.unregister(opaque, cl) {
+	if err := c.writeRequest(ctx, req); err != nil && c.unregister(opaque, cl) {
 		cl.stop()
 		return err
 	}
@@ -361,11 +362,22 @@ func (c *Conn) InvokeAsync(ctx context.Context, req *Command, cb func(*Command, 
 }
 
 // Send writes req as a oneway request (flag FlagOneway, fresh opaque); no
-// response is expected. NOTIFY_CONSUMER_IDS_CHANGED is sent this way.
+// response is expected. It never waits: a server's pushes
+// (NOTIFY_CONSUMER_IDS_CHANGED) are sent this way, and a client that does
+// not read them is a slow peer.
 func (c *Conn) Send(req *Command) error {
 	prepareRequest(req)
 	req.Flag |= FlagOneway
 	return c.write(req)
+}
+
+// SendContext is Send for a caller that writes requests of its own (a
+// oneway producer): while requestHighWater bytes are queued it waits for
+// the writer to make room, or for ctx to end.
+func (c *Conn) SendContext(ctx context.Context, req *Command) error {
+	prepareRequest(req)
+	req.Flag |= FlagOneway
+	return c.writeRequest(ctx, req)
 }
 
 // Reply answers req with resp: it copies req's opaque into resp, sets the
@@ -427,6 +439,9 @@ func (c *Conn) release(req *Command) bool {
 // reject answers req with code and remark right away (unless it is oneway).
 func (c *Conn) reject(req *Command, code int32, remark string) {
 	if req.IsOneway() {
+		if c.opts.onewayDropped != nil {
+			c.opts.onewayDropped.Add(1)
+		}
 		return
 	}
 	resp := NewResponse(code, remark)

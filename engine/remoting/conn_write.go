@@ -18,6 +18,17 @@ const inlineBodyBytes = 4 << 10
 // memory nor hold up the goroutines that answer other connections.
 const maxPendingWriteBytes = 64 << 20
 
+// requestHighWater is back pressure for this side's own requests: a caller
+// that writes a request (Invoke, InvokeAsync, SendContext) waits while this
+// many bytes are already queued for the connection's writer, until room is
+// made or its context ends, instead of the queue growing to
+// maxPendingWriteBytes and the connection being closed with every queued
+// frame in it. Oneway senders need it most: no reply slows them down, and
+// without it a producer faster than the peer's reader loses whole queues of
+// sends that it was told were written. (Java's client bounds its oneway and
+// async requests with semaphores for the same reason.)
+const requestHighWater = 4 << 20
+
 // ErrSlowPeer closes a connection whose peer does not read its replies.
 var ErrSlowPeer = errors.New("remoting: peer does not read its socket (write queue full)")
 
@@ -40,6 +51,43 @@ type writeQueue struct {
 	bytes   int64
 	writing bool
 	kick    chan struct{} // capacity 1
+	room    chan struct{} // closed by the writer when it drains bytes; nil until a request waits
+}
+
+// waitRoom blocks until fewer than requestHighWater bytes are queued, ctx
+// ends or the connection closes.
+func (c *Conn) waitRoom(ctx context.Context) error {
+	w := &c.wq
+	for {
+		w.mu.Lock()
+		if w.bytes < requestHighWater {
+			w.mu.Unlock()
+			return nil
+		}
+		if w.room == nil {
+			w.room = make(chan struct{})
+		}
+		room := w.room
+		w.mu.Unlock()
+		select {
+		case <-room:
+		case <-c.done:
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.closedErrLocked()
+		case <-ctx.Done():
+			return ctxErr(ctx)
+		}
+	}
+}
+
+// writeRequest is write for a request of this side's own: it first waits
+// for room (requestHighWater).
+func (c *Conn) writeRequest(ctx context.Context, cmd *Command) error {
+	if err := c.waitRoom(ctx); err != nil {
+		return err
+	}
+	return c.write(cmd)
 }
 
 // write encodes cmd and queues the whole frame for the connection's writer,
@@ -145,6 +193,10 @@ func (c *Conn) writeLoop() {
 			w.mu.Lock()
 			w.bytes -= n
 			w.writing = false
+			if w.room != nil {
+				close(w.room) // wake the requests waiting for room
+				w.room = nil
+			}
 			w.mu.Unlock()
 			if err != nil {
 				c.log.Debug("remoting: write failed, closing connection", "err", err)

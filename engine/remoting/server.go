@@ -80,6 +80,10 @@ type Server struct {
 	badStop    chan struct{} // stops the bad-input log flusher
 	connWG     sync.WaitGroup
 	active     activeCounter
+	// onewayDropped counts the oneway requests refused before a processor
+	// saw them (shutting down, too many in flight, executor full): their
+	// senders hear nothing.
+	onewayDropped atomic.Uint64
 
 	mu struct {
 		sync.Mutex
@@ -104,6 +108,7 @@ func NewServer(cfg ServerConfig) *Server {
 		serializeType: cfg.SerializeType,
 		logger:        s.log,
 		badInput:      newBadInputLog(s.log, cfg.BadInputLogInterval),
+		onewayDropped: &s.onewayDropped,
 	}
 	s.badStop = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -111,6 +116,11 @@ func NewServer(cfg ServerConfig) *Server {
 	s.defaultProc = processorEntry{proc: ProcessorFunc(notSupported), exec: s.NewExecutor("default", cfg.DefaultExecutor)}
 	return s
 }
+
+// OnewayRejected is the number of oneway requests the server refused
+// before a processor saw them (shutting down, MaxInFlightPerConn, an
+// executor's full queue), which their senders never hear of.
+func (s *Server) OnewayRejected() uint64 { return s.onewayDropped.Load() }
 
 // notSupported answers a code nobody handles as Java does, and counts it as
 // bad input.

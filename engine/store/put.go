@@ -141,21 +141,68 @@ func (s *Store) admit() error {
 func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	s.life.RLock()
 	defer s.life.RUnlock()
+	res, wait, err := s.appendOne(ctx, m)
+	if err != nil || !wait {
+		return res, err
+	}
+	return s.waitDurable(ctx, res)
+}
+
+// PutStaged is Put in two stages, as RocketMQ's asyncPutMessage: it
+// appends m and returns; when the producer must wait for the flush policy
+// (group commit, and WAIT not "false"), it returns a non-nil wait that
+// blocks until m is durable and returns what Put would have. The caller
+// may run wait on another goroutine, at most once; until it does, m's
+// producer is not answered. With a nil wait, res and err are final (under
+// sync the flush ran under the append lock; under async nothing waits).
+//
+// A broker's send workers append and hand the wait on, so a commit group
+// is as large as the number of producers waiting, not the number of
+// workers.
+func (s *Store) PutStaged(ctx context.Context, m *record.Message) (PutResult, func() (PutResult, error), error) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	res, wait, err := s.appendOne(ctx, m)
+	if err != nil || !wait {
+		return res, nil, err
+	}
+	if k := s.cfg.CommitLog.Flush.Kind; k == flush.Async || k == flush.Sync {
+		r, err := s.waitDurable(ctx, res) // returns at once: nothing to hand on
+		return r, nil, err
+	}
+	return res, func() (PutResult, error) {
+		s.life.RLock()
+		defer s.life.RUnlock()
+		if s.closed.Load() {
+			// Close flushed what it could; durability of this record is
+			// not known here: stored, FLUSH_DISK_TIMEOUT (as a timeout).
+			res.Status = FlushDiskTimeout
+			s.st.flushTimeouts.Add(1)
+			return res, statusErr(FlushDiskTimeout, ErrClosed)
+		}
+		return s.waitDurable(ctx, res)
+	}, nil
+}
+
+// appendOne is Put's first stage: admission, queue offset and the append,
+// with the dispatcher woken. wait reports whether the producer waits for
+// the flush policy; with err non-nil the result is final. REQUIRES: s.life
+// held shared.
+func (s *Store) appendOne(ctx context.Context, m *record.Message) (res PutResult, wait bool, err error) {
 	if err := s.admit(); err != nil {
 		s.st.putFailures.Add(1)
-		return PutResult{Status: StatusOf(err)}, err
+		return PutResult{Status: StatusOf(err)}, false, err
 	}
-	wait := wantsWait(m)
+	wait = wantsWait(m)
 	var copied record.Message
 	m, uniq := withUniqKey(m, &copied, s.host)
 	// The commit log appends without waiting for durability (under sync it
-	// flushes under its append lock); the wait happens in finishPut, outside
+	// flushes under its append lock); the wait happens in waitDurable, outside
 	// the queue lock, so producers of one queue share group commits.
 	one := [1]*record.Message{m}
 	var buf [1]commitlog.Result
 	t0 := time.Now()
 	var rs []commitlog.Result
-	var err error
 	if consumable(m.SysFlag) {
 		st := s.stripeFor(m.Topic, m.QueueID)
 		k := queueKey{m.Topic, m.QueueID}
@@ -171,10 +218,10 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	}
 	if len(rs) == 0 {
 		s.st.putFailures.Add(1)
-		return PutResult{Status: StatusOf(err)}, err
+		return PutResult{Status: StatusOf(err)}, false, err
 	}
 	r := rs[0]
-	res := PutResult{
+	res = PutResult{
 		Status: PutOK, WroteOffset: r.PhysOffset, WroteBytes: int64(r.Size), StoreHost: r.StoreHost, UniqKey: uniq,
 		QueueOffset: r.QueueOffset, MsgNum: 1, StoreTimestamp: r.StoreTimestamp, LockHeld: r.LockHeld,
 		LockWait: r.LockAcquired.Sub(t0), lockReleased: r.LockAcquired.Add(r.LockHeld),
@@ -183,9 +230,12 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	s.st.putMessages.Add(1)
 	s.st.putBytes.Add(uint64(r.Size))
 	if err != nil { // stored, but the inline sync flush failed
-		return s.putWaitFailed(res, err)
+		s.wakeDispatcher()
+		res, err = s.putWaitFailed(res, err)
+		return res, false, err
 	}
-	return s.finishPut(ctx, res, wait)
+	s.wakeDispatcher()
+	return res, wait, nil
 }
 
 // PutBatch stores msgs, which must share topic and queue id and must not be
@@ -284,6 +334,12 @@ func (s *Store) finishPut(ctx context.Context, res PutResult, wait bool) (PutRes
 	if !wait {
 		return res, nil
 	}
+	return s.waitDurable(ctx, res)
+}
+
+// waitDurable waits until the put's records are as durable as the flush
+// policy promises. REQUIRES: s.life held shared.
+func (s *Store) waitDurable(ctx context.Context, res PutResult) (PutResult, error) {
 	end := res.WroteOffset + res.WroteBytes
 	err := s.log.Commit(ctx, end)
 	if k := s.cfg.CommitLog.Flush.Kind; k != flush.Async && k != flush.Sync {

@@ -1,20 +1,23 @@
 package netdriver_test
 
 // BenchmarkSend: the harness's network path end to end over loopback —
-// netdriver → engine/remoting → broker → engine/store (mmap write path, async
-// flush, -store=disk) or the in-memory store (-store=mem, the network and
-// broker alone) — with a fresh name server, broker and store per cell.
+// netdriver → engine/remoting → broker → engine/store (mmap write path,
+// -store=disk, async flush unless -flush says otherwise) or the in-memory
+// store (-store=mem, the network and broker alone) — with a fresh name
+// server, broker and store per cell.
 //
 //	go test -run '^$' -bench 'Send' -benchtime=2s ./workloads/netdriver | tee send.txt
 //	benchstat -col /mode send.txt
 //	benchstat -col /conc send.txt
+//	go test -run '^$' -bench 'Send/mode=sync/size=1024/conc=64' -flush=group ./workloads/netdriver
 //
 // Latency per message (hdrhistogram): sync = send to acknowledgement,
 // async = submit to callback, oneway = the frame write; oneway cells also
 // wait until the broker stored every message (or stopped storing) before
 // stopping the clock and report the messages it never stored as "lost": a
 // oneway sender has no back pressure, so a flooded broker drops sends
-// (SYSTEM_BUSY, which nobody hears).
+// (SYSTEM_BUSY, which nobody hears). The broker counts those refusals
+// (FlowControl.OnewayRefused*): "refused" and "refused-%" report them.
 
 import (
 	"context"
@@ -39,7 +42,10 @@ import (
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
 )
 
-var benchStore = flag.String("store", "disk", "BenchmarkSend store: disk (engine/store, mmap, async flush) or mem")
+var (
+	benchStore = flag.String("store", "disk", "BenchmarkSend store: disk (engine/store, mmap) or mem")
+	benchFlush = flag.String("flush", "async", "BenchmarkSend flush policy of -store=disk: "+fmt.Sprint(flush.Kinds()))
+)
 
 const (
 	benchTopic  = "BenchSend"
@@ -76,7 +82,11 @@ func startCell(tb testing.TB, batch int) *cell {
 		}
 		c.dir = dir
 		scfg := store.DefaultConfig(dir)
-		scfg.CommitLog.Flush = flush.DefaultConfig(flush.Async)
+		pol, err := flush.ParseKind(*benchFlush)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		scfg.CommitLog.Flush = flush.DefaultConfig(pol)
 		scfg.CommitLog.SegmentSize = 256 << 20
 		scfg.Index = index.Config{MaxHashSlots: 500_000, MaxIndexNum: 2_000_000, MaxQueryNum: 64}
 		scfg.CleanInterval = 0
@@ -111,6 +121,12 @@ func (c *cell) close() {
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
 	}
+}
+
+// onewayRefused is the broker's count of oneway sends it did not store.
+func (c *cell) onewayRefused() uint64 {
+	fc := c.b.FlowControl()
+	return fc.OnewayRefusedBusy + fc.OnewayRefusedOther + fc.OnewayRejectedByServer
 }
 
 // stored is the number of messages in the bench topic.
@@ -180,10 +196,11 @@ func runSend(b *testing.B, c *cell, mode string, size, conc int) {
 		failures.Add(1)
 		firstErr.CompareAndSwap(nil, err)
 	}
-	before := int64(0)
+	before, refusedBefore := int64(0), uint64(0)
 	if mode == "oneway" {
-		before = c.stored(b)
+		before, refusedBefore = c.stored(b), c.onewayRefused()
 	}
+	fcBefore := c.b.FlowControl()
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -259,6 +276,14 @@ func runSend(b *testing.B, c *cell, mode string, size, conc int) {
 			}
 		}
 		b.ReportMetric(float64(want-last), "lost")
+		// What the broker says it refused (it counts the answers nobody
+		// hears); "lost" above beyond it would be messages gone elsewhere.
+		refused := c.onewayRefused() - refusedBefore
+		b.ReportMetric(float64(refused), "refused")
+		b.ReportMetric(100*float64(refused)/float64(b.N), "refused-%")
+		fc := c.b.FlowControl()
+		b.ReportMetric(float64(fc.OnewayRejectedByServer-fcBefore.OnewayRejectedByServer), "refused-remoting")
+		b.ReportMetric(float64(fc.OnewayRefusedBusy-fcBefore.OnewayRefusedBusy), "refused-busy")
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()

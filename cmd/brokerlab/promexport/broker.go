@@ -36,6 +36,7 @@ type BrokerCollector struct {
 	flushBatch, lockHeldTotal, lockHeldMax                     *prometheus.Desc
 	lockHold, lockWait, flushWait                              *prometheus.Desc
 	pcBusy, sendQueueRejected, flushTimeouts, putFlushTimeouts *prometheus.Desc
+	onewayRefused                                              *prometheus.Desc
 }
 
 // NewBrokerCollector builds the collector and installs its request
@@ -96,6 +97,8 @@ func NewBrokerCollector(b *broker.Broker) *BrokerCollector {
 			"Sends refused SYSTEM_BUSY because the page cache was busy (append lock held too long): stage=arrival [REJECTREQUEST], queued [PCBUSY_CLEAN_QUEUE], append [PC_SYNCHRONIZED].", "stage"),
 		sendQueueRejected: d("brokerlab_send_queue_rejections_total",
 			"Sends refused SYSTEM_BUSY by the send queue: reason=full [OVERLOAD] or timeout [TIMEOUT_CLEAN_QUEUE].", "reason"),
+		onewayRefused: d("brokerlab_oneway_sends_refused_total",
+			"Oneway sends not stored, which their producers never hear of: reason=busy (SYSTEM_BUSY by the broker's flow control), other (any other non-SUCCESS answer) or remoting (refused by the remoting server before the broker saw it: too many in flight, executor full, shutting down; any oneway code).", "reason"),
 	}
 	b.AddObserver(c.req)
 	return c
@@ -108,7 +111,7 @@ func (c *BrokerCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.topics, c.groups, c.watermark, c.connections, c.heldPulls, c.putFailures, c.producerConns, c.consumerConns,
 		c.dispatchBehind, c.flushBehind, c.storageSize, c.appends, c.appendBytes, c.flushes, c.flushLatency, c.flushMax,
 		c.flushBatch, c.flushTimeouts, c.putFlushTimeouts, c.lockHeldTotal, c.lockHeldMax, c.lockHold, c.lockWait,
-		c.flushWait, c.pcBusy, c.sendQueueRejected,
+		c.flushWait, c.pcBusy, c.sendQueueRejected, c.onewayRefused,
 	} {
 		ch <- d
 	}
@@ -175,6 +178,9 @@ func (c *BrokerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.pcBusy, fc.PageCacheBusyCleaned, "queued")
 	counter(c.sendQueueRejected, fc.QueueFull, "full")
 	counter(c.sendQueueRejected, fc.QueueTimeouts, "timeout")
+	counter(c.onewayRefused, fc.OnewayRefusedBusy, "busy")
+	counter(c.onewayRefused, fc.OnewayRefusedOther, "other")
+	counter(c.onewayRefused, fc.OnewayRejectedByServer, "remoting")
 
 	stages := c.req.StoreStages()
 	ch <- constHistogram(c.lockHold, stages.LockHold, time.Second)
