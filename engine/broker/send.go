@@ -55,14 +55,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 			return resp
 		}
 	}
-	uniq, ok := record.Property(m.Properties, record.PropertyUniqKey)
-	props := []byte(m.Properties)
-	if !ok {
-		uniq = record.NewUniqID()
-		props = record.AppendProperty(props, record.PropertyUniqKey, uniq)
-	}
-	props = record.AppendProperty(props, record.PropertyCluster, b.cfg.ClusterName)
-	m.Properties = string(props)
+	uniq := b.addSendProperties(m)
 	b.applyDelay(m)
 	if resp := b.applyTimer(m); resp != nil {
 		return resp
@@ -90,6 +83,34 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
 }
 
+// addSendProperties adds UNIQ_KEY (when the producer set none) and
+// CLUSTER to m's properties, built in one buffer and converted once, and
+// returns the message's UNIQ_KEY (a substring of the new properties when
+// it was added).
+func (b *Broker) addSendProperties(m *record.Message) string {
+	uniq, ok := record.Property(m.Properties, record.PropertyUniqKey)
+	n := len(m.Properties) + len(record.PropertyCluster) + len(b.cfg.ClusterName) + 3
+	if !ok {
+		n += len(record.PropertyUniqKey) + record.UniqIDLen + 3
+	}
+	props := append(make([]byte, 0, n), m.Properties...)
+	start, end := 0, 0
+	if !ok {
+		props = record.AppendProperty(props, record.PropertyUniqKey, "")
+		props = props[:len(props)-1] // AppendProperty ended the (empty) value; the id goes there
+		start = len(props)
+		props = record.AppendNewUniqID(props)
+		end = len(props)
+		props = append(props, record.PropertySeparator)
+	}
+	props = record.AppendProperty(props, record.PropertyCluster, b.cfg.ClusterName)
+	m.Properties = string(props)
+	if !ok {
+		uniq = m.Properties[start:end]
+	}
+	return uniq
+}
+
 // handOnSend hands a single send's wait and answer to handOn. (Its own
 // function so that sendMessage's variables are not captured by a closure
 // and moved to the heap on every send.)
@@ -109,10 +130,15 @@ func (b *Broker) sendAnswer(sc *SendContext, req *remoting.Command, topic string
 	b.rt.countPut(topic, 1, bodyLen, res.Status.Stored())
 	resp := putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
-		ext := resp.Ext()
-		ext["msgId"] = record.OffsetMsgID(b.storeHost, res.PhysOffsets[0])
+		resp.ExtFields = make(remoting.ExtFields, 6)
+		ext := resp.ExtFields
+		// msgId and queueOffset share one string: one allocation.
+		var buf [64]byte
+		ids := record.AppendOffsetMsgID(buf[:0], b.storeHost, res.PhysOffsets[0])
+		idEnd := len(ids)
+		both := string(strconv.AppendInt(ids, res.QueueOffset, 10))
+		ext["msgId"], ext["queueOffset"] = both[:idEnd], both[idEnd:]
 		ext.SetInt32("queueId", queueID)
-		ext.SetInt64("queueOffset", res.QueueOffset)
 		ext["transactionId"] = uniq
 		ext["MSG_REGION"] = "DefaultRegion"
 		ext["TRACE_ON"] = "true"

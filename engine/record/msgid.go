@@ -179,6 +179,12 @@ var defaultUniqID = sync.OnceValue(func() *UniqIDGenerator {
 // arrives without one.
 func NewUniqID() string { return defaultUniqID().Next() }
 
+// AppendNewUniqID appends NewUniqID's next id to dst (UniqIDLen bytes).
+func AppendNewUniqID(dst []byte) []byte { return defaultUniqID().AppendNext(dst) }
+
+// UniqIDLen is the length of a UNIQ_KEY id: 32 hexadecimal digits.
+const UniqIDLen = 32
+
 func localIPv4() netip.Addr {
 	addrs, err := net.InterfaceAddrs()
 	if err == nil {

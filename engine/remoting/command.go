@@ -27,7 +27,8 @@ type Command struct {
 	// Observer (see Timings); zero otherwise.
 	Timings Timings
 
-	token *inflightToken // set on requests dispatched by a Conn; released by the reply
+	token *inflightToken // set on requests dispatched by a Conn (to &tok); released by the reply
+	tok   inflightToken  // the token's storage: no allocation per dispatched request
 
 	// headerErr is set by the JSON decoder when the header is a JSON object
 	// but a member has a value of the wrong type (ErrBadHeaderField): the

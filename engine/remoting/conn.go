@@ -403,12 +403,13 @@ func (c *Conn) Reply(req, resp *Command) error {
 
 // acquire counts req as in flight; false if the connection is at its limit or closed.
 func (c *Conn) acquire(req *Command, onRelease func()) bool {
-	t := &inflightToken{conn: c, onRelease: onRelease}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed || (c.opts.maxInFlight > 0 && len(c.mu.inflight) >= c.opts.maxInFlight) {
 		return false
 	}
+	t := &req.tok
+	t.conn, t.onRelease = c, onRelease
 	c.mu.inflight[t] = struct{}{}
 	req.token = t
 	return true

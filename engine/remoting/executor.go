@@ -44,7 +44,7 @@ func DefaultExecutorConfig() ExecutorConfig { return ExecutorConfig{Workers: 8, 
 type Executor struct {
 	name  string
 	cfg   ExecutorConfig
-	tasks chan func()
+	tasks chan execTask
 	quit  chan struct{}
 	wg    sync.WaitGroup
 
@@ -58,7 +58,7 @@ func newExecutor(name string, cfg ExecutorConfig) *Executor {
 	if cfg.QueueSize < 0 {
 		cfg.QueueSize = 0
 	}
-	return &Executor{name: name, cfg: cfg, tasks: make(chan func(), cfg.QueueSize), quit: make(chan struct{})}
+	return &Executor{name: name, cfg: cfg, tasks: make(chan execTask, cfg.QueueSize), quit: make(chan struct{})}
 }
 
 // Name is the name given at creation, for logs.
@@ -77,13 +77,13 @@ func (e *Executor) work() {
 	defer e.wg.Done()
 	for {
 		select {
-		case f := <-e.tasks:
-			f()
+		case t := <-e.tasks:
+			t.conn.runProcessor(t.proc, t.req)
 		case <-e.quit:
 			for { // run what was queued before the stop
 				select {
-				case f := <-e.tasks:
-					f()
+				case t := <-e.tasks:
+					t.conn.runProcessor(t.proc, t.req)
 				default:
 					return
 				}
@@ -92,10 +92,18 @@ func (e *Executor) work() {
 	}
 }
 
-// submit queues f without blocking; false if the queue is full.
-func (e *Executor) submit(f func()) bool {
+// execTask is a dispatched request waiting for a worker (a struct, not a
+// closure: no allocation per request).
+type execTask struct {
+	conn *Conn
+	proc Processor
+	req  *Command
+}
+
+// submit queues t without blocking; false if the queue is full.
+func (e *Executor) submit(t execTask) bool {
 	select {
-	case e.tasks <- f:
+	case e.tasks <- t:
 		return true
 	default:
 		return false

@@ -80,6 +80,7 @@ type Server struct {
 	badStop    chan struct{} // stops the bad-input log flusher
 	connWG     sync.WaitGroup
 	active     activeCounter
+	activeDone func() // s.active.done, made once (a method value allocates)
 	// onewayDropped counts the oneway requests refused before a processor
 	// saw them (shutting down, too many in flight, executor full): their
 	// senders hear nothing.
@@ -110,6 +111,7 @@ func NewServer(cfg ServerConfig) *Server {
 		badInput:      newBadInputLog(s.log, cfg.BadInputLogInterval),
 		onewayDropped: &s.onewayDropped,
 	}
+	s.activeDone = s.active.done
 	s.badStop = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.conns = make(map[*Conn]struct{})
@@ -264,7 +266,7 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 		c.reject(req, RespSystemBusy, RemarkShuttingDown)
 		return
 	}
-	if !c.acquire(req, s.active.done) {
+	if !c.acquire(req, s.activeDone) {
 		s.active.done()
 		c.log.Debug("remoting: too many requests in flight", "code", req.Code, "max", s.cfg.MaxInFlightPerConn)
 		c.reject(req, RespSystemBusy, RemarkTooManyRequests)
@@ -274,7 +276,7 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 	if !ok {
 		entry = s.defaultProc
 	}
-	if !entry.exec.submit(func() { c.runProcessor(entry.proc, req) }) {
+	if !entry.exec.submit(execTask{conn: c, proc: entry.proc, req: req}) {
 		c.release(req)
 		c.log.Debug("remoting: executor full", "executor", entry.exec.name, "code", req.Code)
 		c.reject(req, RespSystemBusy, RemarkOverload)

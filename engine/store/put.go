@@ -170,7 +170,13 @@ func (s *Store) PutStaged(ctx context.Context, m *record.Message) (PutResult, fu
 		r, err := s.waitDurable(ctx, res) // returns at once: nothing to hand on
 		return r, nil, err
 	}
-	return res, func() (PutResult, error) {
+	return res, s.stagedWait(ctx, res), nil
+}
+
+// stagedWait is PutStaged's wait for res (its own function so that Put's
+// result is not moved to the heap by the closure).
+func (s *Store) stagedWait(ctx context.Context, res PutResult) func() (PutResult, error) {
+	return func() (PutResult, error) {
 		s.life.RLock()
 		defer s.life.RUnlock()
 		if s.closed.Load() {
@@ -181,7 +187,7 @@ func (s *Store) PutStaged(ctx context.Context, m *record.Message) (PutResult, fu
 			return res, statusErr(FlushDiskTimeout, ErrClosed)
 		}
 		return s.waitDurable(ctx, res)
-	}, nil
+	}
 }
 
 // appendOne is Put's first stage: admission, queue offset and the append,
@@ -194,8 +200,10 @@ func (s *Store) appendOne(ctx context.Context, m *record.Message) (res PutResult
 		return PutResult{Status: StatusOf(err)}, false, err
 	}
 	wait = wantsWait(m)
-	var copied record.Message
-	m, uniq := withUniqKey(m, &copied, s.host)
+	uniq, ok := record.Property(m.Properties, record.PropertyUniqKey)
+	if !ok || !m.StoreHost.IsValid() { // a copy only when one is needed: the broker sends both
+		m, uniq = withUniqKey(m, new(record.Message), s.host)
+	}
 	// The commit log appends without waiting for durability (under sync it
 	// flushes under its append lock); the wait happens in waitDurable, outside
 	// the queue lock, so producers of one queue share group commits.
