@@ -7,7 +7,7 @@ import (
 
 // Config configures the embedded server and the driver.
 type Config struct {
-	Dir string // JetStream store directory (required); the server adds jetstream/ below it
+	Dir string // JetStream store directory (required by Open and StartServer); the server adds jetstream/ below it
 
 	// SyncAlways is sync_interval: always: fsync after every flush.
 	SyncAlways bool
@@ -73,8 +73,6 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxAsyncPending = 4096
 	}
 	switch {
-	case c.Dir == "":
-		return c, fmt.Errorf("%w: empty Dir", ErrConfig)
 	case c.Replicas != 1:
 		return c, fmt.Errorf("%w: replicas %d (a single embedded server supports 1)", ErrConfig, c.Replicas)
 	case c.Queues < 0, c.AsyncWindow < 0, c.MaxAsyncPending < 0, c.PullMaxBytes < 0, c.MaxPayload < 0,

@@ -5,6 +5,11 @@
 // (server option DontListen: no TCP listener; the client talks to the server
 // over a net.Pipe from Server.InProcessConn).
 //
+// Dial is the same client connected over TCP to a server that runs
+// elsewhere, such as a StartServer in a child process (so the server's CPU
+// time can be measured apart from its clients'); StartServer takes the same
+// Config and server options as Open.
+//
 // # Layout
 //
 // Each (topic, queue) is one JetStream stream, so the stream sequence is the

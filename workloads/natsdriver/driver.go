@@ -13,11 +13,12 @@ import (
 	"github.com/brokerlab/brokerlab/workloads"
 )
 
-// Driver is an embedded JetStream server and its in-process client (see the
-// package doc for the layout and the concurrency contract).
+// Driver is a JetStream client, with the embedded server it connects to
+// (Open) or connected to a server elsewhere (Dial); see the package doc for
+// the layout and the concurrency contract.
 type Driver struct {
 	cfg     Config
-	srv     *server.Server
+	srv     *server.Server // nil for a Driver from Dial
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	pubOpts []jetstream.PublishOpt
@@ -53,62 +54,85 @@ var (
 	_ workloads.Source = (*Driver)(nil)
 )
 
-// Open starts the server (no network listener), connects to it in-process
-// and creates the streams of cfg.Topics x [0, cfg.Queues).
+// Open starts the server (no network listener unless cfg.Loopback),
+// connects to it and creates the streams of cfg.Topics x [0, cfg.Queues).
+// Close shuts the server down.
 func Open(cfg Config) (*Driver, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.NewServer(&server.Options{
-		ServerName:   "brokerlab-nats",
-		DontListen:   !cfg.Loopback,
-		Host:         "127.0.0.1",
-		Port:         server.RANDOM_PORT,
-		JetStream:    true,
-		StoreDir:     cfg.Dir,
-		SyncAlways:   cfg.SyncAlways,
-		SyncInterval: cfg.SyncInterval, // 0: the server's default (2 min)
-		MaxPayload:   cfg.MaxPayload,
-		NoSigs:       true,
-		NoLog:        true,
-	})
+	srv, err := newServer(cfg, cfg.Loopback)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStart, err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(cfg.RequestTimeout) {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-		return nil, fmt.Errorf("%w: not ready within %v", ErrStart, cfg.RequestTimeout)
+		return nil, err
 	}
 	d := &Driver{cfg: cfg, srv: srv}
-	if err := d.connect(); err != nil {
+	url := ""
+	if cfg.Loopback {
+		url = srv.ClientURL()
+	}
+	if err := d.connect(url); err != nil {
 		d.shutdown()
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
+	if err := d.createStreams(); err != nil {
+		d.shutdown()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Dial connects over TCP to a JetStream server that runs elsewhere (url
+// such as nats://127.0.0.1:4222, e.g. a StartServer in another process) and
+// creates the streams of cfg.Topics x [0, cfg.Queues). cfg.Dir and the
+// server options (SyncAlways, SyncInterval, MaxPayload) are not used: the
+// server has its own. Close closes the connection only.
+func Dial(url string, cfg Config) (*Driver, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if url == "" {
+		return nil, fmt.Errorf("%w: empty server URL", ErrConfig)
+	}
+	cfg.Loopback = true
+	d := &Driver{cfg: cfg}
+	if err := d.connect(url); err != nil {
+		d.shutdown()
+		return nil, err
+	}
+	if err := d.createStreams(); err != nil {
+		d.shutdown()
+		return nil, err
+	}
+	return d, nil
+}
+
+// createStreams creates (or updates) the streams of cfg.Topics x
+// [0, cfg.Queues).
+func (d *Driver) createStreams() error {
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.RequestTimeout)
 	defer cancel()
-	for _, t := range cfg.Topics {
-		for q := 0; q < cfg.Queues; q++ {
+	for _, t := range d.cfg.Topics {
+		for q := 0; q < d.cfg.Queues; q++ {
 			qu, err := d.queue(t, int32(q))
 			if err == nil {
 				err = d.ensureStream(ctx, qu)
 			}
 			if err != nil {
-				d.shutdown()
-				return nil, err
+				return err
 			}
 		}
 	}
-	return d, nil
+	return nil
 }
 
-func (d *Driver) connect() error {
+// connect connects to url over TCP, or in-process to d.srv when url is "".
+func (d *Driver) connect(url string) error {
 	var nc *nats.Conn
 	var err error
-	if d.cfg.Loopback {
-		nc, err = nats.Connect(d.srv.ClientURL(), nats.NoReconnect(), nats.Name("brokerlab-natsdriver"))
+	if url != "" {
+		nc, err = nats.Connect(url, nats.NoReconnect(), nats.Name("brokerlab-natsdriver"))
 	} else {
 		nc, err = nats.Connect("", nats.InProcessServer(d.srv), nats.NoReconnect(), nats.Name("brokerlab-natsdriver"))
 	}
@@ -138,8 +162,14 @@ func (d *Driver) Name() string { return "nats" }
 // Config returns the resolved configuration.
 func (d *Driver) Config() Config { return d.cfg }
 
-// StoreDir is the directory JetStream keeps its files in (Dir/jetstream).
-func (d *Driver) StoreDir() string { return d.srv.StoreDir() }
+// StoreDir is the directory JetStream keeps its files in (Dir/jetstream);
+// "" for a Driver from Dial (the server is elsewhere).
+func (d *Driver) StoreDir() string {
+	if d.srv == nil {
+		return ""
+	}
+	return d.srv.StoreDir()
+}
 
 // Stats returns the counters so far.
 func (d *Driver) Stats() Stats {
@@ -153,7 +183,8 @@ func (d *Driver) Stats() Stats {
 }
 
 // Close waits for outstanding async publishes (bounded by RequestTimeout),
-// closes the client, shuts the server down and waits for it. Later calls
+// closes the client and, for a Driver from Open, shuts the server down and
+// waits for it. Later calls
 // fail with workloads.ErrClosed.
 func (d *Driver) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
@@ -173,8 +204,10 @@ func (d *Driver) shutdown() {
 	if d.nc != nil {
 		d.nc.Close()
 	}
-	d.srv.Shutdown()
-	d.srv.WaitForShutdown()
+	if d.srv != nil {
+		d.srv.Shutdown()
+		d.srv.WaitForShutdown()
+	}
 }
 
 // queue returns the cached names of (topic, queueID).
