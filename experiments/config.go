@@ -213,7 +213,10 @@ type Engine struct {
 	// CoalesceWait is group commit's coalescing window (0: RocketMQ's
 	// flush-at-once).
 	CoalesceWait Duration `yaml:"coalesce_wait" json:"coalesce_wait"`
-	// Transport: inproc (default) or loopback (broker over remoting).
+	// Transport: inproc (default), loopback (broker over remoting) or
+	// process (the broker, and a NATS peer, in a child process over
+	// loopback TCP, with the server's CPU per message measured; see
+	// system_proc.go for what it refuses).
 	Transport string `yaml:"transport" json:"transport"`
 	// TLS runs the loopback broker's port in TLS enforcing mode (ephemeral
 	// certificate) and the driver over TLS, so cells with tls on and off
@@ -559,6 +562,9 @@ func (e *Experiment) Validate() error {
 			return bad("peers", p, "fio or nats")
 		}
 	}
+	if err := e.processStallError(); err != nil {
+		return err
+	}
 	return e.validatePairings()
 }
 
@@ -583,9 +589,12 @@ func validateEngine(en Engine) error {
 		return bad("advice", en.Advice, "normal, random, sequential or willneed")
 	}
 	switch en.Transport {
-	case "inproc", "loopback":
+	case "inproc", "loopback", TransportProcess:
 	default:
-		return bad("transport", en.Transport, "inproc or loopback")
+		return bad("transport", en.Transport, "inproc, loopback or process")
+	}
+	if err := processEngineError(en); err != nil {
+		return err
 	}
 	switch en.Client {
 	case ClientBrokerlab, ClientRocketMQ:

@@ -33,10 +33,12 @@ var errNoMatch = errors.New("matches no cell")
 //	    denominator: {path: mmap, flush: sync, transport: inproc}
 //	    metric: msg/s
 //
-// Metrics: msg/s, MB/s (throughput: higher is better) and p50, p99, p999
+// Metrics: msg/s, MB/s (throughput: higher is better), p50, p99, p999
 // (latency of the primary metric: lower is better; only in open loop at
 // equal offered rates, since in a closed loop with fixed producers latency
-// restates throughput by Little's law).
+// restates throughput by Little's law) and cpu/msg (the server process's
+// CPU µs per acknowledged message: lower is better; only between cells
+// that measure it, i.e. transport process on both sides).
 type Pairing struct {
 	Name   string            `yaml:"name" json:"name"`
 	Num    map[string]string `yaml:"numerator" json:"numerator"`
@@ -44,16 +46,27 @@ type Pairing struct {
 	Metric string            `yaml:"metric" json:"metric"`
 }
 
+// MetricCPUPerMsg compares the server's CPU time per acknowledged message
+// (result.Cell.ServerCPUMicrosPerMsg).
+const MetricCPUPerMsg = "cpu/msg"
+
 // pairMetrics are the metrics a pairing may compare.
-var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999"}
+var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999", MetricCPUPerMsg}
 
 func isLatencyMetric(m string) bool { return m == "p50" || m == "p99" || m == "p999" }
 
+// lowerIsBetter reports whether a smaller value of metric m is better.
+func lowerIsBetter(m string) bool { return isLatencyMetric(m) || m == MetricCPUPerMsg }
+
 // transportClass says how a cell's load reaches the system: a function call
 // (brokerlab in-process; fio's system calls) or a protocol over loopback TCP
-// (brokerlab's remoting; NATS with nats.go over TCP).
+// (brokerlab's remoting; NATS with nats.go over TCP), to a server in this
+// process or in a child process (transport process: the server's CPU is
+// its own, not shared with the clients' process).
 func transportClass(a map[string]string) string {
 	switch {
+	case a["transport"] == TransportProcess:
+		return "loopback TCP to a server in a child process"
 	case a["system"] == result.SystemNATS && a["transport"] == "loopback":
 		return "loopback TCP"
 	case a["system"] == result.SystemNATS:
@@ -175,6 +188,18 @@ func checkLike(p Pairing, num, den *Cell) error {
 	if a["mode"] == "open" || b["mode"] == "open" {
 		differ("offered rate (msg/s)", a["rate"], b["rate"])
 	}
+	if p.Metric == MetricCPUPerMsg {
+		for _, side := range []struct {
+			name  string
+			c     *Cell
+			attrs map[string]string
+		}{{"numerator", num, a}, {"denominator", den, b}} {
+			if side.attrs["transport"] != TransportProcess {
+				diffs = append(diffs, fmt.Sprintf("%s %s measures no server CPU (transport %s; %s needs transport process on both sides)",
+					side.name, cellID(side.c), side.attrs["transport"], MetricCPUPerMsg))
+			}
+		}
+	}
 	if isLatencyMetric(p.Metric) && (a["mode"] != "open" || b["mode"] != "open") {
 		diffs = append(diffs, "latency is compared in open loop only (in a closed loop with fixed producers it restates throughput: Little's law)")
 	}
@@ -284,6 +309,8 @@ func repValues(cells []result.Cell, c *Cell, metric string) map[int]float64 {
 		}
 		var v float64
 		switch metric {
+		case MetricCPUPerMsg:
+			v = rc.ServerCPUMicrosPerMsg
 		case "msg/s":
 			v = rc.MsgPerSec
 		case "MB/s":
@@ -326,7 +353,7 @@ func (r Ratio) String() string {
 		return fmt.Sprintf("RATIO %s n/a\t# %s", r.Name, r.Missing)
 	}
 	better := "higher is better"
-	if isLatencyMetric(r.Metric) {
+	if lowerIsBetter(r.Metric) {
 		better = "lower is better"
 	}
 	return fmt.Sprintf("RATIO %s %s [%s–%s] n=%d\t# %s / %s (%s, %s; median and min–max over repetitions)",

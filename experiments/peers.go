@@ -50,15 +50,19 @@ func (s *natsSystem) Close() error               { return s.d.Close() }
 func durableFlush(f string) bool { return f != "async" }
 
 // peerCells are the NATS cells of an experiment: one for each brokerlab cell
-// driven over loopback TCP, with the same workload (size, producers, loop
-// type, rate, batch) and the matching durability (SyncAlways for sync,
-// group and rmqgroup; the default sync interval for async). NATS is always
-// driven over loopback TCP, so it is never paired with an in-process cell.
+// driven over loopback TCP (transport loopback or process), with the same
+// workload (size, producers, loop type, rate, batch), the matching
+// durability (SyncAlways for sync, group and rmqgroup; the default sync
+// interval for async) and the same transport: the mirror of a process cell
+// runs the NATS server in a child process too (openProcNATSSystem). NATS is
+// always driven over loopback TCP, so it is never paired with an
+// in-process cell.
 func peerCells(cells []Cell) []Cell {
 	var out []Cell
 	seen := map[string]bool{}
 	for _, c := range cells {
-		if c.System != "" || c.Exp.Engine.Transport != "loopback" {
+		tr := c.Exp.Engine.Transport
+		if c.System != "" || (tr != "loopback" && tr != TransportProcess) {
 			continue
 		}
 		cls := "async"
@@ -68,7 +72,7 @@ func peerCells(cells []Cell) []Cell {
 		n := Cell{Exp: c.Exp, System: result.SystemNATS}
 		n.Exp.Engine.Flush = cls
 		n.Exp.Engine.Path = "jetstream"
-		n.Params = []Param{{"path", "jetstream"}, {"flush", cls}, {"transport", "loopback"}}
+		n.Params = []Param{{"path", "jetstream"}, {"flush", cls}, {"transport", tr}}
 		for _, p := range c.Params {
 			switch p.Key {
 			case "size", "conc", "producers", "rate", "batch":
@@ -191,13 +195,15 @@ func (j FioJob) planCell() Cell {
 
 // measuredBatch is the median flush batch (appends per flush) of this
 // repetition's in-process group-commit cells of the job's size and
-// producers (the loopback ones when there are none), at least 1; 0 when
-// none was measured.
+// producers (the loopback ones when there are none, then the process
+// ones), at least 1; 0 when none was measured.
 func measuredBatch(j FioJob, cells []result.Cell, plan []Cell, rep int) int {
-	if n := measuredBatchOver(j, cells, plan, rep, "inproc"); n > 0 {
-		return n
+	for _, tr := range []string{"inproc", "loopback"} {
+		if n := measuredBatchOver(j, cells, plan, rep, tr); n > 0 {
+			return n
+		}
 	}
-	return measuredBatchOver(j, cells, plan, rep, "loopback")
+	return measuredBatchOver(j, cells, plan, rep, TransportProcess)
 }
 
 // measuredBatchOver is measuredBatch over the cells of one transport.

@@ -335,7 +335,7 @@ func (p *progress) table(cells []result.Cell) {
 	for _, c := range cells {
 		q := c.Quantiles[c.PrimaryMetric()]
 		p.printf("%-9s %-52s %3d %11.0f %9.2f %10s %10s %10s %s\n", c.SystemOrDefault(), c.Name, c.Rep, c.MsgPerSec, c.MBPerSec,
-			hist.FormatNs(int64(q.P50)), hist.FormatNs(int64(q.P99)), hist.FormatNs(int64(q.P999)), c.Error)
+			hist.FormatNs(int64(q.P50)), hist.FormatNs(int64(q.P99)), hist.FormatNs(int64(q.P999)), strings.TrimSpace(cpuSummary(&c)+" "+c.Error))
 	}
 }
 
@@ -435,10 +435,14 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	}
 	open := func() (system, error) {
 		switch {
+		case cell.System == result.SystemNATS && exp.Engine.Transport == TransportProcess:
+			return openProcNATSSystem(exp, storeDir)
 		case cell.System == result.SystemNATS:
 			return openNATSSystem(exp, storeDir)
 		case opt.Namesrv != "":
 			return openRemoteSystem(exp, opt.Namesrv)
+		case exp.Engine.Transport == TransportProcess:
+			return openProcBrokerSystem(exp, storeDir)
 		case exp.Engine.Transport == "loopback":
 			return openBrokerSystem(exp, storeDir, hooks)
 		}
@@ -519,7 +523,11 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	hostA := host.snap(start)
 	appendedA := sys.Stats().AppendedBytes
 	stageRec := stageRecorderOf(sys)
+	// A server in a child process: its CPU time over the measured window.
+	cpu := newCPUWindow(sys)
+	cpuEnd := time.AfterFunc(exp.Warmup.D()+exp.Duration.D(), cpu.finish)
 	hostT := time.AfterFunc(exp.Warmup.D(), func() {
+		cpu.begin()
 		if stageRec != nil {
 			stageRec.Reset() // the breakdown covers the measured phase
 		}
@@ -563,6 +571,8 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	}
 	res, runErr := gen.Run(ctx, rcfg, col, producers, consumers)
 	hostT.Stop()
+	cpuEnd.Stop()
+	cpu.finish() // when the run ended before the window's end (error, Ctrl-C)
 	hostB := host.snap(time.Now())
 	stopProbes()
 	pwg.Wait()
@@ -579,6 +589,9 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		res.MeasureFrom = start
 	}
 	fillCell(&rc, col, res, run, st)
+	if err := cpu.record(&rc); err != nil && runErr == nil && closeErr == nil {
+		runErr = err
+	}
 	recordStages(&rc, stageRec)
 	hostMu.Lock()
 	appended := st.AppendedBytes - appendedA
@@ -610,8 +623,9 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	if res.Status == gen.StatusInterrupted || errors.Is(ctx.Err(), context.Canceled) {
 		rc.Error = "interrupted"
 	}
-	pr.printf("%-48s r%d done: %9.0f msg/s %8.2f MB/s p50 %8s p99 %8s p99.9 %8s\n", cell.Name, rep, rc.MsgPerSec, rc.MBPerSec,
-		hist.FormatNs(int64(rc.Quantiles[primary].P50)), hist.FormatNs(int64(rc.Quantiles[primary].P99)), hist.FormatNs(int64(rc.Quantiles[primary].P999)))
+	pr.printf("%-48s r%d done: %9.0f msg/s %8.2f MB/s p50 %8s p99 %8s p99.9 %8s%s\n", cell.Name, rep, rc.MsgPerSec, rc.MBPerSec,
+		hist.FormatNs(int64(rc.Quantiles[primary].P50)), hist.FormatNs(int64(rc.Quantiles[primary].P99)), hist.FormatNs(int64(rc.Quantiles[primary].P999)),
+		cpuSummary(&rc))
 	if runErr != nil {
 		return rc, runErr
 	}

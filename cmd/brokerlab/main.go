@@ -20,6 +20,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brokerlab/brokerlab/experiments"
 )
 
 // subcommands are registered by each command's file in init, so the files
@@ -42,6 +44,7 @@ func newRoot() *cobra.Command {
 }
 
 func main() {
+	experiments.RunChildIfAsked() // a transport-process cell's server: serves, then exits
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {

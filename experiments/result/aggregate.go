@@ -36,6 +36,11 @@ type Summary struct {
 	MBPerSec  Stat                     `json:"mb_per_sec"`
 	Quantiles map[string]QuantileStats `json:"quantiles,omitempty"`
 	Extra     map[string]Stat          `json:"extra,omitempty"`
+
+	// ServerCPUSeconds and ServerCPUMicrosPerMsg summarise the repetitions
+	// that measured the server's CPU (transport: process); zero otherwise.
+	ServerCPUSeconds      Stat `json:"server_cpu_s,omitzero"`
+	ServerCPUMicrosPerMsg Stat `json:"server_cpu_us_per_msg,omitzero"`
 }
 
 // StatOf returns min, median and max of vs (zero Stat for none).
@@ -104,6 +109,17 @@ func summarise(system string, cs []*Cell) Summary {
 	}
 	s.MsgPerSec = collect(func(c *Cell) float64 { return c.MsgPerSec })
 	s.MBPerSec = collect(func(c *Cell) float64 { return c.MBPerSec })
+	measured := func(get func(*Cell) float64) Stat {
+		var vs []float64
+		for _, c := range cs {
+			if v := get(c); v > 0 {
+				vs = append(vs, v)
+			}
+		}
+		return StatOf(vs)
+	}
+	s.ServerCPUSeconds = measured(func(c *Cell) float64 { return c.ServerCPUSeconds })
+	s.ServerCPUMicrosPerMsg = measured(func(c *Cell) float64 { return c.ServerCPUMicrosPerMsg })
 
 	metrics := map[string][]Quantiles{}
 	extras := map[string][]float64{}

@@ -59,6 +59,15 @@ type Cell struct {
 	MsgPerSec float64       `json:"msg_per_sec"`
 	MBPerSec  float64       `json:"mb_per_sec"` // decimal MB (1e6 bytes), like Go's MB/s
 
+	// ServerCPUSeconds is the CPU time (user + system) the server process
+	// spent in the measured window (warm-up excluded), from utime + stime
+	// of /proc/<pid>/stat at the window's start and end; measured only when
+	// the server runs in a child process (transport: process), 0 otherwise.
+	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
+	// ServerCPUMicrosPerMsg is ServerCPUSeconds in µs divided by the
+	// messages acknowledged in the window (Ops); 0 when not measured.
+	ServerCPUMicrosPerMsg float64 `json:"server_cpu_us_per_msg,omitempty"`
+
 	// Primary names the Quantiles entry used for bench.txt's p50-ns/p99-ns/
 	// p999-ns and for headline figures. When empty, the alphabetically first
 	// metric is used.

@@ -96,6 +96,12 @@ func (c *Cell) firstNonFinite() (field string, ok bool) {
 	if bad(c.MBPerSec) {
 		return "mb_per_sec", false
 	}
+	if bad(c.ServerCPUSeconds) {
+		return "server_cpu_s", false
+	}
+	if bad(c.ServerCPUMicrosPerMsg) {
+		return "server_cpu_us_per_msg", false
+	}
 	for _, m := range slices.Sorted(maps.Keys(c.Quantiles)) {
 		q := c.Quantiles[m]
 		for _, v := range []float64{q.P50, q.P90, q.P99, q.P999, q.P9999, q.Max, q.Mean} {
