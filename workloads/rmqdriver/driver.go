@@ -169,7 +169,11 @@ func (d *Driver) Close() error {
 	for _, tc := range consumers {
 		tc.once.Do(func() {}) // wait for a start in progress
 		if tc.c != nil {
+			// A pull abandoned by its context still runs inside the client
+			// (Pull returned early); the client's Shutdown must not race it.
+			tc.pull.Lock()
 			cerr = cmp.Or(cerr, tc.c.Shutdown())
+			tc.pull.Unlock()
 		}
 	}
 	perr := d.producer.Shutdown()
