@@ -225,22 +225,11 @@ type brokerChild struct {
 // (openBrokerSystem's, without TLS, replication, the official client's
 // name server or stages, which a process cell refuses): the engine
 // section's commit log, the direct path's cache, a listener on 127.0.0.1
-// and at least one send worker per producer. Keep the two in step.
+// and at least one send worker per producer: brokerConfigs, as a loopback
+// cell's.
 func childBrokerConfig(spec childSpec, log *slog.Logger) (broker.Config, store.Config, error) {
-	lc, _, err := engineConfig(spec.Engine, spec.Dir, sysHooks{})
-	if err != nil {
-		return broker.Config{}, store.Config{}, err
-	}
-	sc := store.DefaultConfig(spec.Dir)
-	sc.CommitLog = lc
-	sc.FS = lc.FS
-	sc.ReadCacheBytes = int64(spec.Engine.CacheSize)
-	bc := broker.DefaultConfig()
-	bc.ListenAddr = "127.0.0.1:0"
-	bc.NamesrvAddrs = nil
-	bc.SendWorkers = max(bc.SendWorkers, spec.Producers)
-	bc.Logger, sc.Logger = log, log
-	return bc, sc, nil
+	bc, sc, _, err := brokerConfigs(spec.Engine, spec.Dir, spec.Producers, sysHooks{}, log)
+	return bc, sc, err
 }
 
 func startChildBroker(spec childSpec, errw io.Writer) (*brokerChild, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
+	"github.com/brokerlab/brokerlab/engine/vfs/faultfs"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
 	"github.com/brokerlab/brokerlab/workloads/rmqdriver"
@@ -35,25 +36,36 @@ type brokerSystem struct {
 	ns *namesrv.Server
 }
 
-func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, err error) {
-	lc, inj, err := engineConfig(exp.Engine, dir, h)
+// brokerConfigs are the broker and store configs of a cell whose broker
+// listens on 127.0.0.1: loopback cells and process cells (child.go) share
+// them, so both measure the same broker.
+func brokerConfigs(en Engine, dir string, producers int, h sysHooks, log *slog.Logger) (broker.Config, store.Config, *faultfs.Injector, error) {
+	lc, inj, err := engineConfig(en, dir, h)
 	if err != nil {
-		return nil, err
+		return broker.Config{}, store.Config{}, nil, err
 	}
 	sc := store.DefaultConfig(dir)
 	sc.CommitLog = lc
 	sc.FS = lc.FS
-	sc.ReadCacheBytes = int64(exp.Engine.CacheSize)
+	sc.ReadCacheBytes = int64(en.CacheSize)
 	bc := broker.DefaultConfig()
 	bc.ListenAddr = "127.0.0.1:0"
 	bc.NamesrvAddrs = nil
-	bc.SendWorkers = max(bc.SendWorkers, exp.Workload.Producers)
+	bc.SendWorkers = max(bc.SendWorkers, producers)
+	bc.Logger, sc.Logger = log, log
+	return bc, sc, inj, nil
+}
+
+func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, err error) {
+	// Only warnings and errors: a run's output is its progress lines.
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	bc, sc, inj, err := brokerConfigs(exp.Engine, dir, exp.Workload.Producers, h, quiet)
+	if err != nil {
+		return nil, err
+	}
 	if exp.Engine.TLS {
 		bc.Remoting.TLS = remoting.TLSConfig{Mode: remoting.TLSEnforcing}
 	}
-	// Only warnings and errors: a run's output is its progress lines.
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	bc.Logger, sc.Logger = quiet, quiet
 	configureHA(&bc, exp.Engine, quiet)
 	var ns *namesrv.Server
 	if exp.Engine.Client == ClientRocketMQ {
