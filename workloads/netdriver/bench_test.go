@@ -166,6 +166,76 @@ func BenchmarkSendBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkSendBatchOf: conc producers, each sending explicit batches of
+// batch messages (Driver.SendBatch: one SEND_BATCH_MESSAGE per call, as a
+// RocketMQ producer's Send of a []*Message), closed loop. b.N counts
+// messages; the latency is per batch. Compare msgs/s with
+// BenchmarkSend/mode=sync at the same conc (issue 11's P4: batches of 64):
+//
+//	go test -run '^$' -bench 'Send/mode=sync/size=1024/conc=64$|SendBatchOf/size=1024/batch=64/conc=64$' ./workloads/netdriver
+func BenchmarkSendBatchOf(b *testing.B) {
+	for _, batch := range []int{16, 64} {
+		for _, conc := range []int{1, 16, 64} {
+			runCell(b, fmt.Sprintf("size=1024/batch=%d/conc=%d", batch, conc), 0, func(b *testing.B, c *cell) {
+				runSendBatchOf(b, c, 1024, batch, conc)
+			})
+		}
+	}
+}
+
+func runSendBatchOf(b *testing.B, c *cell, size, batch, conc int) {
+	body := make([]byte, size)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	ctx := context.Background()
+	hist := hdr.New(1, 60e9, 3)
+	var histMu sync.Mutex
+	var failures atomic.Int64
+	var firstErr atomic.Value
+	var next atomic.Int64 // messages claimed
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for p := range conc {
+		wg.Go(func() {
+			h := hdr.New(1, 60e9, 3)
+			ms := make([]*workloads.Message, batch)
+			for q := p; ; q++ {
+				first := next.Add(int64(batch)) - int64(batch)
+				if first >= int64(b.N) {
+					break
+				}
+				n := int(min(int64(batch), int64(b.N)-first))
+				for i := range n {
+					ms[i] = &workloads.Message{Topic: benchTopic, QueueID: int32(q % benchQueues), Body: body}
+				}
+				t0 := time.Now()
+				if err := c.d.SendBatch(ctx, ms[:n]); err != nil {
+					failures.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+				_ = h.RecordValue(time.Since(t0).Nanoseconds())
+			}
+			histMu.Lock()
+			hist.Merge(h)
+			histMu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := failures.Load(); n > 0 {
+		b.Fatalf("%d batches failed, first: %v", n, firstErr.Load())
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(hist.ValueAtQuantile(50)), "p50-ns")
+	b.ReportMetric(float64(hist.ValueAtQuantile(99)), "p99-ns")
+	b.ReportMetric(float64(hist.ValueAtQuantile(99.9)), "p999-ns")
+}
+
 // runCell runs one sub-benchmark on a system started on its first run
 // (so cells filtered out by -bench start nothing) and stopped after it.
 func runCell(b *testing.B, name string, batch int, run func(*testing.B, *cell)) {
