@@ -120,6 +120,7 @@ func (b *Broker) handOnSend(conn *remoting.Conn, req *remoting.Command, sc *Send
 		resp := b.sendAnswer(sc, req, topic, bodyLen, queueID, uniq, res, err)
 		b.sendEnd(sc, resp)
 		b.replySend(conn, req, resp)
+		releaseSend(req, resp)
 	})
 }
 
@@ -130,7 +131,7 @@ func (b *Broker) sendAnswer(sc *SendContext, req *remoting.Command, topic string
 	b.rt.countPut(topic, 1, bodyLen, res.Status.Stored())
 	resp := putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
-		resp.ExtFields = make(remoting.ExtFields, 6)
+		resp.ExtFields = remoting.NewExtFields()
 		ext := resp.ExtFields
 		// msgId and queueOffset share one string: one allocation.
 		var buf [64]byte

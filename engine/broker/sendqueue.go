@@ -149,6 +149,7 @@ func (b *Broker) sendWorker() {
 		}
 		if resp != nil { // nil: handed on, answered by the goroutine waiting
 			b.replySend(t.conn, t.req, resp)
+			releaseSend(t.req, resp)
 		}
 	}
 }
@@ -222,6 +223,16 @@ func (b *Broker) handOn(f func()) bool {
 		f()
 	}()
 	return true
+}
+
+// releaseSend returns a send request's and its response's header maps to
+// the remoting pool (remoting.NewExtFields) once the response is written:
+// nothing in the send path keeps either (the request's header was parsed
+// into strings that live in its header copy; Reply encoded the response).
+// A send takes two maps from the pool and gives two back.
+func releaseSend(req, resp *remoting.Command) {
+	req.ReleaseExtFields()
+	resp.ReleaseExtFields()
 }
 
 // replySend answers a send; a oneway send's refusal, which its producer

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ExtFields is a command's custom header: every value is a string, numbers in
@@ -126,3 +127,35 @@ func parseBool(key, v string) (bool, error) {
 func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 func btoa(b bool) string    { return strconv.FormatBool(b) }
+
+// extPool holds cleared ExtFields maps for the header decoders: a map
+// released by ReleaseExtFields is reused by a later request instead of
+// allocated (a send request's dozen fields cost several allocations).
+var extPool sync.Pool
+
+// maxPooledExt: maps that grew beyond this many fields are left to the GC.
+const maxPooledExt = 64
+
+// NewExtFields returns an empty map from the pool (or a new one sized for
+// a send request's fields).
+func NewExtFields() ExtFields {
+	if m, ok := extPool.Get().(ExtFields); ok {
+		return m
+	}
+	return make(ExtFields, 16)
+}
+
+// ReleaseExtFields clears c.ExtFields into the pool NewExtFields and the
+// decoders take maps from, and sets it to nil. Call it only when nothing
+// refers to the map any more — the request answered, its fields read — for
+// a map that no one else holds; the broker does so for send requests and
+// their responses once the response is written.
+func (c *Command) ReleaseExtFields() {
+	m := c.ExtFields
+	c.ExtFields = nil
+	if m == nil || len(m) > maxPooledExt {
+		return
+	}
+	clear(m)
+	extPool.Put(m)
+}

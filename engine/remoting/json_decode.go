@@ -308,7 +308,7 @@ func (d *jsonDecoder) extFields(c *Command) error {
 		return d.skipValue(1)
 	}
 	if c.ExtFields == nil {
-		c.ExtFields = make(ExtFields, 16)
+		c.ExtFields = NewExtFields()
 	}
 	if d.emptyObject() {
 		return nil
