@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ import (
 //	        host:port for the broker, nats://host:port for NATS), then
 //	        one reply line per request
 //	stdin   requests: "stats" → one JSON line (childStats);
+//	        "allocs" → the heap objects allocated so far (decimal);
 //	        "settle <ns>" → "ok" or "err <message>" (the broker's
 //	        dispatch caught up within ns nanoseconds).
 //	        EOF (the parent closed its end, or died) → shut down
@@ -185,6 +187,15 @@ func answerChild(srv childServer, line string) string {
 			return "err " + err.Error()
 		}
 		return string(b)
+	case "allocs":
+		// Heap objects allocated since the process started: the harness
+		// reads it at the measured window's ends (server_allocs_per_msg).
+		sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return "err allocs: /gc/heap/allocs:objects unsupported"
+		}
+		return strconv.FormatUint(sample[0].Value.Uint64(), 10)
 	case "settle":
 		ns, err := strconv.ParseInt(arg, 10, 64)
 		if err != nil || ns < 0 {
@@ -195,7 +206,7 @@ func answerChild(srv childServer, line string) string {
 		}
 		return "ok"
 	}
-	return fmt.Sprintf("err unknown request %q (have stats, settle <ns>)", cmd)
+	return fmt.Sprintf("err unknown request %q (have stats, allocs, settle <ns>)", cmd)
 }
 
 func startChildServer(spec childSpec, errw io.Writer) (childServer, error) {

@@ -143,6 +143,9 @@ pairings:
 			t.Fatalf("%s %s: server CPU %v s, %v µs/msg", c.SystemOrDefault(), c.Name, c.ServerCPUSeconds, c.ServerCPUMicrosPerMsg)
 		}
 		// µs/msg is the window's CPU over the window's acknowledged messages.
+		if a := c.Extra[ServerAllocsPerMsg]; a <= 0 {
+			t.Fatalf("%s %s: server allocations per message %v", c.SystemOrDefault(), c.Name, a)
+		}
 		if want := c.ServerCPUSeconds * 1e6 / float64(c.Ops); c.ServerCPUMicrosPerMsg < want*0.999 || c.ServerCPUMicrosPerMsg > want*1.001 {
 			t.Fatalf("%s: %v µs/msg, want %v", c.Name, c.ServerCPUMicrosPerMsg, want)
 		}

@@ -78,12 +78,25 @@ type serverProcess interface {
 type cpuWindow struct {
 	procRoot string
 	pid      int
+	allocs   func() (uint64, error) // the server's heap allocations so far; nil: not measured
 
-	mu           sync.Mutex
-	begun, ended bool
-	start, end   time.Duration
-	err          error
+	mu                   sync.Mutex
+	begun, ended         bool
+	start, end           time.Duration
+	allocStart, allocEnd uint64
+	allocsOK             bool // both allocation readings taken
+	err                  error
 }
+
+// serverAllocator is a server process that reports its heap allocations
+// (Go's runtime/metrics /gc/heap/allocs:objects, asked over its pipe).
+type serverAllocator interface {
+	ServerAllocs() (uint64, error)
+}
+
+// ServerAllocsPerMsg is the Extra key of the heap objects the server
+// process allocated per message acknowledged in the measured window.
+const ServerAllocsPerMsg = "server_allocs_per_msg"
 
 // newCPUWindow returns the window of sys's server process, or nil.
 func newCPUWindow(sys system) *cpuWindow {
@@ -91,7 +104,11 @@ func newCPUWindow(sys system) *cpuWindow {
 	if !ok {
 		return nil
 	}
-	return &cpuWindow{procRoot: "/proc", pid: sp.ServerPID()}
+	w := &cpuWindow{procRoot: "/proc", pid: sp.ServerPID()}
+	if sa, ok := sys.(serverAllocator); ok {
+		w.allocs = sa.ServerAllocs
+	}
+	return w
 }
 
 // begin reads the CPU time at the measured window's start.
@@ -100,12 +117,23 @@ func (w *cpuWindow) begin() {
 		return
 	}
 	v, err := readProcCPU(w.procRoot, w.pid)
+	a, aerr := w.readAllocs()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.begun || w.ended {
 		return
 	}
 	w.begun, w.start, w.err = true, v, err
+	w.allocStart, w.allocsOK = a, aerr == nil && w.allocs != nil
+}
+
+// readAllocs asks the server for its allocations (0, an error when it
+// cannot say).
+func (w *cpuWindow) readAllocs() (uint64, error) {
+	if w.allocs == nil {
+		return 0, errors.New("no allocation count")
+	}
+	return w.allocs()
 }
 
 // finish reads the CPU time at the window's end (once, after begin).
@@ -114,12 +142,14 @@ func (w *cpuWindow) finish() {
 		return
 	}
 	v, err := readProcCPU(w.procRoot, w.pid)
+	a, aerr := w.readAllocs()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.begun || w.ended {
 		return
 	}
 	w.ended, w.end = true, v
+	w.allocEnd, w.allocsOK = a, w.allocsOK && aerr == nil
 	if w.err == nil {
 		w.err = err
 	}
@@ -143,6 +173,12 @@ func (w *cpuWindow) record(rc *result.Cell) error {
 	rc.ServerCPUSeconds = cpu.Seconds()
 	if rc.Ops > 0 {
 		rc.ServerCPUMicrosPerMsg = float64(cpu.Microseconds()) / float64(rc.Ops)
+		if w.allocsOK && w.allocEnd >= w.allocStart {
+			if rc.Extra == nil {
+				rc.Extra = map[string]float64{}
+			}
+			rc.Extra[ServerAllocsPerMsg] = float64(w.allocEnd-w.allocStart) / float64(rc.Ops)
+		}
 	}
 	return nil
 }
@@ -153,5 +189,9 @@ func cpuSummary(rc *result.Cell) string {
 	if rc.ServerCPUSeconds <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" server CPU %.2f s %.1f µs/msg", rc.ServerCPUSeconds, rc.ServerCPUMicrosPerMsg)
+	s := fmt.Sprintf(" server CPU %.2f s %.1f µs/msg", rc.ServerCPUSeconds, rc.ServerCPUMicrosPerMsg)
+	if a, ok := rc.Extra[ServerAllocsPerMsg]; ok {
+		s += fmt.Sprintf(" %.1f allocs/msg", a)
+	}
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +115,39 @@ func TestCPUWindowRecords(t *testing.T) {
 	if s := cpuSummary(&rc); s != " server CPU 2.50 s 2500.0 µs/msg" {
 		t.Fatalf("summary %q", s)
 	}
+	if _, ok := rc.Extra[ServerAllocsPerMsg]; ok {
+		t.Fatal("allocations recorded for a server that reports none")
+	}
+
+	// A server that reports its allocations: per message over the window.
+	count := uint64(5000)
+	wa := &cpuWindow{procRoot: root, pid: 8, allocs: func() (uint64, error) { return count, nil }}
+	wa.begin()
+	count = 5000 + 12_500
+	write(1000)
+	wa.finish()
+	ra := result.Cell{Ops: 1000}
+	if err := wa.record(&ra); err != nil {
+		t.Fatal(err)
+	}
+	if got := ra.Extra[ServerAllocsPerMsg]; got != 12.5 {
+		t.Fatalf("allocs per message %v, want 12.5", got)
+	}
+	if s := cpuSummary(&ra); !strings.HasSuffix(s, " 12.5 allocs/msg") {
+		t.Fatalf("summary %q", s)
+	}
+	// A failed reading at either end records no allocations.
+	wf := &cpuWindow{procRoot: root, pid: 8, allocs: func() (uint64, error) { return 0, errors.New("no answer") }}
+	wf.begin()
+	wf.finish()
+	rf := result.Cell{Ops: 1000}
+	if err := wf.record(&rf); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rf.Extra[ServerAllocsPerMsg]; ok {
+		t.Fatal("allocations recorded from failed readings")
+	}
+
 	var none result.Cell
 	if err := (&cpuWindow{procRoot: root, pid: 8}).record(&none); err != nil || none.ServerCPUSeconds != 0 {
 		t.Fatalf("a window never begun recorded %+v (%v)", none, err)

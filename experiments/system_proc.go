@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -313,6 +314,19 @@ func (p *childProc) stats() sysStats {
 	return cs.sys()
 }
 
+// allocs asks the child for the heap objects it has allocated so far.
+func (p *childProc) allocs() (uint64, error) {
+	s, err := p.request("allocs", 0)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s server answered %q to allocs", ErrChild, p.kind, s)
+	}
+	return n, nil
+}
+
 // settle asks the child to wait until its dispatch caught up.
 func (p *childProc) settle(timeout time.Duration) error {
 	s, err := p.request(fmt.Sprintf("settle %d", timeout.Nanoseconds()), timeout)
@@ -395,6 +409,7 @@ func openProcBrokerSystem(exp Experiment, dir string) (*procBrokerSystem, error)
 }
 
 func (s *procBrokerSystem) ServerPID() int                     { return s.child.PID() }
+func (s *procBrokerSystem) ServerAllocs() (uint64, error)      { return s.child.allocs() }
 func (s *procBrokerSystem) Driver() workloads.Driver           { return s.d }
 func (s *procBrokerSystem) Source() workloads.Source           { return s.d }
 func (s *procBrokerSystem) SegmentDir() string                 { return commitlog.SegmentDir(s.dir) }
@@ -435,13 +450,14 @@ func openProcNATSSystem(exp Experiment, dir string) (*procNATSSystem, error) {
 	return &procNATSSystem{child: child, d: d, dir: natsdriver.StoreDirOf(dir)}, nil
 }
 
-func (s *procNATSSystem) ServerPID() int               { return s.child.PID() }
-func (s *procNATSSystem) Driver() workloads.Driver     { return s.d }
-func (s *procNATSSystem) Source() workloads.Source     { return s.d }
-func (s *procNATSSystem) SegmentDir() string           { return s.dir }
-func (s *procNATSSystem) Stats() sysStats              { return sysStats{CacheHitRate: -1} }
-func (s *procNATSSystem) Stall(time.Duration)          {}
-func (s *procNATSSystem) Settle(_ time.Duration) error { return s.d.Flush(context.Background()) }
+func (s *procNATSSystem) ServerPID() int                { return s.child.PID() }
+func (s *procNATSSystem) ServerAllocs() (uint64, error) { return s.child.allocs() }
+func (s *procNATSSystem) Driver() workloads.Driver      { return s.d }
+func (s *procNATSSystem) Source() workloads.Source      { return s.d }
+func (s *procNATSSystem) SegmentDir() string            { return s.dir }
+func (s *procNATSSystem) Stats() sysStats               { return sysStats{CacheHitRate: -1} }
+func (s *procNATSSystem) Stall(time.Duration)           {}
+func (s *procNATSSystem) Settle(_ time.Duration) error  { return s.d.Flush(context.Background()) }
 func (s *procNATSSystem) Close() error {
 	derr := s.d.Close()
 	if err := s.child.stop(); err != nil {
