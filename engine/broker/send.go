@@ -131,7 +131,7 @@ func (b *Broker) sendAnswer(sc *SendContext, req *remoting.Command, topic string
 	b.rt.countPut(topic, 1, bodyLen, res.Status.Stored())
 	resp := putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
-		resp.ExtFields = remoting.NewExtFields()
+		resp.ExtFields = remoting.NewExtFields(6)
 		ext := resp.ExtFields
 		// msgId and queueOffset share one string: one allocation.
 		var buf [64]byte

@@ -136,13 +136,13 @@ var extPool sync.Pool
 // maxPooledExt: maps that grew beyond this many fields are left to the GC.
 const maxPooledExt = 64
 
-// NewExtFields returns an empty map from the pool (or a new one sized for
-// a send request's fields).
-func NewExtFields() ExtFields {
+// NewExtFields returns an empty map from the pool, or a new one sized for
+// hint fields.
+func NewExtFields(hint int) ExtFields {
 	if m, ok := extPool.Get().(ExtFields); ok {
 		return m
 	}
-	return make(ExtFields, 16)
+	return make(ExtFields, hint)
 }
 
 // ReleaseExtFields clears c.ExtFields into the pool NewExtFields and the

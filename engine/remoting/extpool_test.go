@@ -13,7 +13,7 @@ func TestReleaseExtFields(t *testing.T) {
 	}
 	(&Command{}).ReleaseExtFields() // nil: nothing to do
 	for range 100 {
-		m := NewExtFields()
+		m := NewExtFields(4)
 		if len(m) != 0 {
 			t.Fatalf("a pooled map came back with %v", m)
 		}

@@ -308,7 +308,7 @@ func (d *jsonDecoder) extFields(c *Command) error {
 		return d.skipValue(1)
 	}
 	if c.ExtFields == nil {
-		c.ExtFields = NewExtFields()
+		c.ExtFields = NewExtFields(16)
 	}
 	if d.emptyObject() {
 		return nil
