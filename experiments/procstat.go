@@ -116,24 +116,33 @@ func (w *cpuWindow) begin() {
 	if w == nil {
 		return
 	}
-	v, err := readProcCPU(w.procRoot, w.pid)
-	a, aerr := w.readAllocs()
+	r := w.read()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.begun || w.ended {
 		return
 	}
-	w.begun, w.start, w.err = true, v, err
-	w.allocStart, w.allocsOK = a, aerr == nil && w.allocs != nil
+	w.begun, w.start, w.err = true, r.cpu, r.err
+	w.allocStart, w.allocsOK = r.allocs, r.allocsOK
 }
 
-// readAllocs asks the server for its allocations (0, an error when it
-// cannot say).
-func (w *cpuWindow) readAllocs() (uint64, error) {
-	if w.allocs == nil {
-		return 0, errors.New("no allocation count")
+// windowReading is one end of the window: the CPU time and, when the
+// server reports them, its allocations.
+type windowReading struct {
+	cpu      time.Duration
+	err      error
+	allocs   uint64
+	allocsOK bool
+}
+
+func (w *cpuWindow) read() windowReading {
+	var r windowReading
+	r.cpu, r.err = readProcCPU(w.procRoot, w.pid)
+	if w.allocs != nil {
+		a, err := w.allocs()
+		r.allocs, r.allocsOK = a, err == nil
 	}
-	return w.allocs()
+	return r
 }
 
 // finish reads the CPU time at the window's end (once, after begin).
@@ -141,17 +150,16 @@ func (w *cpuWindow) finish() {
 	if w == nil {
 		return
 	}
-	v, err := readProcCPU(w.procRoot, w.pid)
-	a, aerr := w.readAllocs()
+	r := w.read()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.begun || w.ended {
 		return
 	}
-	w.ended, w.end = true, v
-	w.allocEnd, w.allocsOK = a, w.allocsOK && aerr == nil
+	w.ended, w.end = true, r.cpu
+	w.allocEnd, w.allocsOK = r.allocs, w.allocsOK && r.allocsOK
 	if w.err == nil {
-		w.err = err
+		w.err = r.err
 	}
 }
 

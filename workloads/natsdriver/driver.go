@@ -71,6 +71,12 @@ func Open(cfg Config) (*Driver, error) {
 	if cfg.Loopback {
 		url = srv.ClientURL()
 	}
+	return d.open(url)
+}
+
+// open connects d to url (in-process when empty) and creates its streams;
+// on failure it shuts down what it started.
+func (d *Driver) open(url string) (*Driver, error) {
 	if err := d.connect(url); err != nil {
 		d.shutdown()
 		return nil, err
@@ -96,16 +102,7 @@ func Dial(url string, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("%w: empty server URL", ErrConfig)
 	}
 	cfg.Loopback = true
-	d := &Driver{cfg: cfg}
-	if err := d.connect(url); err != nil {
-		d.shutdown()
-		return nil, err
-	}
-	if err := d.createStreams(); err != nil {
-		d.shutdown()
-		return nil, err
-	}
-	return d, nil
+	return (&Driver{cfg: cfg}).open(url)
 }
 
 // createStreams creates (or updates) the streams of cfg.Topics x
