@@ -243,11 +243,10 @@ func (h *haStore) PutStaged(ctx context.Context, m *record.Message) (PutResult, 
 			return h.b.replicate(ctx, res, err, w)
 		}, nil
 	}
-	if h.b.cfg.Role != SyncMaster || !w || h.b.ha.svc == nil || !res.Status.Stored() {
+	if !h.b.waitsForSlave(res, w) {
 		res, err = h.b.replicate(ctx, res, err, w) // wakes the HA writers; does not wait
 		return res, nil, err
 	}
-	h.b.ha.svc.Notify()
 	return res, func() (PutResult, error) { return h.b.replicate(ctx, res, err, w) }, nil
 }
 
@@ -288,7 +287,7 @@ func (b *Broker) replicate(ctx context.Context, res PutResult, err error, wait b
 		return res, err
 	}
 	b.ha.svc.Notify()
-	if b.cfg.Role != SyncMaster || !wait || res.End <= 0 {
+	if !b.waitsForSlave(res, wait) {
 		return res, err
 	}
 	werr := b.ha.svc.WaitForSlave(ctx, res.End, b.cfg.SlaveTimeout)
@@ -301,6 +300,12 @@ func (b *Broker) replicate(ctx context.Context, res PutResult, err error, wait b
 		res.Status = PutFlushSlaveTimeout
 	}
 	return res, werr
+}
+
+// waitsForSlave reports whether a put's producer waits for a slave: a
+// stored put with a known end on a SYNC_MASTER whose producer waits.
+func (b *Broker) waitsForSlave(res PutResult, wait bool) bool {
+	return res.Status.Stored() && b.ha.svc != nil && b.cfg.Role == SyncMaster && wait && res.End > 0
 }
 
 // masterAddr is the master's remoting address as the name servers last

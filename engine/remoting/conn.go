@@ -290,6 +290,13 @@ func (c *Conn) unregister(opaque int32, cl *call) bool {
 	return true
 }
 
+// closedErr is closedErrLocked for a caller without c.mu.
+func (c *Conn) closedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closedErrLocked()
+}
+
 func (c *Conn) closedErrLocked() error {
 	if c.mu.closeErr == nil || c.mu.closeErr == ErrConnClosed {
 		return ErrConnClosed

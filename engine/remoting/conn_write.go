@@ -72,9 +72,7 @@ func (c *Conn) waitRoom(ctx context.Context) error {
 		select {
 		case <-room:
 		case <-c.done:
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.closedErrLocked()
+			return c.closedErr()
 		case <-ctx.Done():
 			return ctxErr(ctx)
 		}
@@ -125,18 +123,14 @@ func (c *Conn) writeObserved(cmd, req *Command) error {
 	if c.isClosed() {
 		w.mu.Unlock()
 		frameBufPool.Put(bp)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.closedErrLocked()
+		return c.closedErr()
 	}
 	if w.bytes+f.size() > maxPendingWriteBytes && w.bytes > 0 {
 		w.mu.Unlock()
 		frameBufPool.Put(bp)
 		c.log.Warn("remoting: closing a slow consumer", "queued_bytes", w.bytes)
 		c.closeWith(ErrSlowPeer)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.closedErrLocked()
+		return c.closedErr()
 	}
 	w.q = append(w.q, f)
 	w.bytes += f.size()

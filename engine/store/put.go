@@ -84,15 +84,19 @@ func (r PutResult) MsgID() string {
 	return record.OffsetMsgID(r.StoreHost, r.WroteOffset)
 }
 
-// withUniqKey returns m, or a copy of m in *c with a new UNIQ_KEY property
-// when it has none (SendMessageProcessor sets one for producers that did
-// not), and the key. A message without a store host is copied too, with
-// host filled in, so the caller's message is never modified and the commit
-// log does not copy it again.
+// withUniqKey returns m, or a copy of m in *c (a new message when c is
+// nil) with a new UNIQ_KEY property when it has none (SendMessageProcessor
+// sets one for producers that did not), and the key. A message without a
+// store host is copied too, with host filled in, so the caller's message is
+// never modified and the commit log does not copy it again. A message with
+// both (what the broker sends) is not copied.
 func withUniqKey(m, c *record.Message, host netip.AddrPort) (*record.Message, string) {
 	k, ok := record.Property(m.Properties, record.PropertyUniqKey)
 	if ok && m.StoreHost.IsValid() {
 		return m, k
+	}
+	if c == nil {
+		c = new(record.Message)
 	}
 	*c = *m
 	if !ok {
@@ -166,7 +170,7 @@ func (s *Store) PutStaged(ctx context.Context, m *record.Message) (PutResult, fu
 	if err != nil || !wait {
 		return res, nil, err
 	}
-	if k := s.cfg.CommitLog.Flush.Kind; k == flush.Async || k == flush.Sync {
+	if !s.waitsAfterAppend() {
 		r, err := s.waitDurable(ctx, res) // returns at once: nothing to hand on
 		return r, nil, err
 	}
@@ -200,10 +204,7 @@ func (s *Store) appendOne(ctx context.Context, m *record.Message) (res PutResult
 		return PutResult{Status: StatusOf(err)}, false, err
 	}
 	wait = wantsWait(m)
-	uniq, ok := record.Property(m.Properties, record.PropertyUniqKey)
-	if !ok || !m.StoreHost.IsValid() { // a copy only when one is needed: the broker sends both
-		m, uniq = withUniqKey(m, new(record.Message), s.host)
-	}
+	m, uniq := withUniqKey(m, nil, s.host)
 	// The commit log appends without waiting for durability (under sync it
 	// flushes under its append lock); the wait happens in waitDurable, outside
 	// the queue lock, so producers of one queue share group commits.
@@ -345,13 +346,20 @@ func (s *Store) finishPut(ctx context.Context, res PutResult, wait bool) (PutRes
 	return s.waitDurable(ctx, res)
 }
 
+// waitsAfterAppend reports whether a waiting producer waits for the flush
+// policy after the append lock is released (group commits): sync flushes
+// under the lock (its time is in LockHeld) and async does not wait.
+func (s *Store) waitsAfterAppend() bool {
+	k := s.cfg.CommitLog.Flush.Kind
+	return k != flush.Async && k != flush.Sync
+}
+
 // waitDurable waits until the put's records are as durable as the flush
 // policy promises. REQUIRES: s.life held shared.
 func (s *Store) waitDurable(ctx context.Context, res PutResult) (PutResult, error) {
 	end := res.WroteOffset + res.WroteBytes
 	err := s.log.Commit(ctx, end)
-	if k := s.cfg.CommitLog.Flush.Kind; k != flush.Async && k != flush.Sync {
-		// sync flushed under the append lock (in LockHeld); async does not wait
+	if s.waitsAfterAppend() {
 		res.FlushWait = max(time.Since(res.lockReleased), 0)
 	}
 	s.wakeDispatcher() // the confirm offset moved (sync/group)
