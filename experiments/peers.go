@@ -27,7 +27,7 @@ type natsSystem struct {
 
 func openNATSSystem(exp Experiment, dir string) (*natsSystem, error) {
 	cfg := natsdriver.DefaultConfig(dir)
-	cfg.SyncAlways = exp.Engine.Flush != "async"
+	cfg.SyncAlways = durableFlush(exp.Engine.Flush)
 	cfg.Topics = topicNames(exp)
 	cfg.Queues = exp.Workload.Queues
 	cfg.Loopback = exp.Engine.Transport == "loopback"

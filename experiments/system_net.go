@@ -56,6 +56,27 @@ func brokerConfigs(en Engine, dir string, producers int, h sysHooks, log *slog.L
 	return bc, sc, inj, nil
 }
 
+// dialBroker is brokerlab's client for the broker at addr, with the
+// experiment's topics created (loopback and process cells).
+func dialBroker(exp Experiment, addr string) (*netdriver.Driver, error) {
+	dc := netdriver.DefaultConfig()
+	dc.Broker = addr
+	dc.TLS = exp.Engine.TLS
+	dc.CreateQueues = int32(exp.Workload.Queues)
+	dc.Batch = exp.Workload.Batch
+	d, err := netdriver.New(dc)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range topicNames(exp) {
+		if err := d.CreateTopic(context.Background(), t, int32(exp.Workload.Queues)); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("create topic %s: %w", t, err)
+		}
+	}
+	return d, nil
+}
+
 func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, err error) {
 	// Only warnings and errors: a run's output is its progress lines.
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -92,22 +113,10 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, 
 		return nil, err
 	}
 	st, _ := broker.StoreOf(b.Store())
-	dc := netdriver.DefaultConfig()
-	dc.Broker = b.Addr()
-	dc.TLS = exp.Engine.TLS
-	dc.CreateQueues = int32(exp.Workload.Queues)
-	dc.Batch = exp.Workload.Batch
-	d, err := netdriver.New(dc)
+	d, err := dialBroker(exp, b.Addr())
 	if err != nil {
 		b.Shutdown(context.Background())
 		return nil, err
-	}
-	for _, t := range topicNames(exp) {
-		if err := d.CreateTopic(context.Background(), t, int32(exp.Workload.Queues)); err != nil {
-			d.Close()
-			b.Shutdown(context.Background())
-			return nil, fmt.Errorf("create topic %s: %w", t, err)
-		}
 	}
 	var rd *rmqdriver.Driver
 	if ns != nil {

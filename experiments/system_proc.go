@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,36 +162,37 @@ func startChild(spec childSpec) (_ *childProc, err error) {
 			p.kill()
 		}
 	}()
-	type line struct {
-		s   string
-		err error
-	}
-	ready := make(chan line, 1)
-	go func() {
-		s, err := p.rd.ReadString('\n')
-		ready <- line{s, err}
-	}()
-	timer := time.NewTimer(childReadyTimeout)
-	defer timer.Stop()
-	select {
-	case l := <-ready:
-		if l.err != nil {
-			p.awaitExit(childStopTimeout)
-			return nil, p.failure("exited before READY")
-		}
-		addr, ok := strings.CutPrefix(strings.TrimSpace(l.s), "READY ")
-		if !ok || addr == "" {
-			return nil, p.failure(fmt.Sprintf("said %q instead of READY <addr>", strings.TrimSpace(l.s)))
-		}
-		p.addr = addr
-		return p, nil
-	case <-timer.C:
+	// The pipe honours read deadlines (request relies on them too).
+	_ = p.out.SetReadDeadline(time.Now().Add(childReadyTimeout))
+	s, err := p.rd.ReadString('\n')
+	_ = p.out.SetReadDeadline(time.Time{})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		return nil, p.failure(fmt.Sprintf("did not report READY within %v", childReadyTimeout))
+	case err != nil:
+		p.awaitExit(childStopTimeout)
+		return nil, p.failure("exited before READY")
 	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(s), "READY ")
+	if !ok || addr == "" {
+		return nil, p.failure(fmt.Sprintf("said %q instead of READY <addr>", strings.TrimSpace(s)))
+	}
+	p.addr = addr
+	return p, nil
 }
 
-// PID is the child's process id.
-func (p *childProc) PID() int { return p.cmd.Process.Pid }
+// ServerPID is the child's process id (serverProcess).
+func (p *childProc) ServerPID() int { return p.cmd.Process.Pid }
+
+// closeAfter closes the child's client c, then stops the child; the child's
+// failure wins over the client's.
+func (p *childProc) closeAfter(c io.Closer) error {
+	cerr := c.Close()
+	if err := p.stop(); err != nil {
+		return err
+	}
+	return cerr
+}
 
 // failure is an ErrChild error for what the child did, with its exit
 // status when it has exited and the tail of its stderr.
@@ -206,7 +206,7 @@ func (p *childProc) failure(what string) error {
 		}
 	default:
 	}
-	return fmt.Errorf("%w: %s server (pid %d) %s (%s); stderr: %s", ErrChild, p.kind, p.PID(), what, status, p.stderr.text())
+	return fmt.Errorf("%w: %s server (pid %d) %s (%s); stderr: %s", ErrChild, p.kind, p.ServerPID(), what, status, p.stderr.text())
 }
 
 // awaitExit waits up to d for the child to exit.
@@ -314,8 +314,9 @@ func (p *childProc) stats() sysStats {
 	return cs.sys()
 }
 
-// allocs asks the child for the heap objects it has allocated so far.
-func (p *childProc) allocs() (uint64, error) {
+// ServerAllocs asks the child for the heap objects it has allocated so far
+// (serverAllocator).
+func (p *childProc) ServerAllocs() (uint64, error) {
 	s, err := p.request("allocs", 0)
 	if err != nil {
 		return 0, err
@@ -381,9 +382,9 @@ func (t *tailBuffer) text() string {
 // the child; Stall is refused by validation; the flush and roll hooks
 // (the "flush" latency metric and roll markers) are not available.
 type procBrokerSystem struct {
-	child *childProc
-	d     *netdriver.Driver
-	dir   string
+	*childProc
+	d   *netdriver.Driver
+	dir string
 }
 
 func openProcBrokerSystem(exp Experiment, dir string) (*procBrokerSystem, error) {
@@ -391,48 +392,29 @@ func openProcBrokerSystem(exp Experiment, dir string) (*procBrokerSystem, error)
 	if err != nil {
 		return nil, err
 	}
-	dc := netdriver.DefaultConfig()
-	dc.Broker = child.addr
-	dc.CreateQueues = int32(exp.Workload.Queues)
-	dc.Batch = exp.Workload.Batch
-	d, err := netdriver.New(dc)
+	d, err := dialBroker(exp, child.addr)
 	if err != nil {
 		return nil, errors.Join(err, child.stop())
 	}
-	for _, t := range topicNames(exp) {
-		if err := d.CreateTopic(context.Background(), t, int32(exp.Workload.Queues)); err != nil {
-			d.Close()
-			return nil, errors.Join(fmt.Errorf("create topic %s: %w", t, err), child.stop())
-		}
-	}
-	return &procBrokerSystem{child: child, d: d, dir: dir}, nil
+	return &procBrokerSystem{childProc: child, d: d, dir: dir}, nil
 }
 
-func (s *procBrokerSystem) ServerPID() int                     { return s.child.PID() }
-func (s *procBrokerSystem) ServerAllocs() (uint64, error)      { return s.child.allocs() }
 func (s *procBrokerSystem) Driver() workloads.Driver           { return s.d }
 func (s *procBrokerSystem) Source() workloads.Source           { return s.d }
 func (s *procBrokerSystem) SegmentDir() string                 { return commitlog.SegmentDir(s.dir) }
-func (s *procBrokerSystem) Stats() sysStats                    { return s.child.stats() }
-func (s *procBrokerSystem) Settle(timeout time.Duration) error { return s.child.settle(timeout) }
+func (s *procBrokerSystem) Stats() sysStats                    { return s.stats() }
+func (s *procBrokerSystem) Settle(timeout time.Duration) error { return s.settle(timeout) }
 func (s *procBrokerSystem) Stall(time.Duration)                {}
 
 // Close closes the client, then stops the child (its store is flushed and
 // closed by broker.Shutdown there).
-func (s *procBrokerSystem) Close() error {
-	derr := s.d.Close()
-	if err := s.child.stop(); err != nil {
-		return err
-	}
-	return derr
-}
+func (s *procBrokerSystem) Close() error { return s.closeAfter(s.d) }
 
 // procNATSSystem is NATS JetStream in a child process (the peer of a
 // process cell), driven by nats.go over 127.0.0.1 TCP from this process.
 type procNATSSystem struct {
-	child *childProc
-	d     *natsdriver.Driver
-	dir   string
+	*childProc
+	natsSystem // the client's side, as for an in-process NATS cell
 }
 
 func openProcNATSSystem(exp Experiment, dir string) (*procNATSSystem, error) {
@@ -447,21 +429,8 @@ func openProcNATSSystem(exp Experiment, dir string) (*procNATSSystem, error) {
 	if err != nil {
 		return nil, errors.Join(err, child.stop())
 	}
-	return &procNATSSystem{child: child, d: d, dir: natsdriver.StoreDirOf(dir)}, nil
+	return &procNATSSystem{childProc: child, natsSystem: natsSystem{d: d, dir: natsdriver.StoreDirOf(dir)}}, nil
 }
 
-func (s *procNATSSystem) ServerPID() int                { return s.child.PID() }
-func (s *procNATSSystem) ServerAllocs() (uint64, error) { return s.child.allocs() }
-func (s *procNATSSystem) Driver() workloads.Driver      { return s.d }
-func (s *procNATSSystem) Source() workloads.Source      { return s.d }
-func (s *procNATSSystem) SegmentDir() string            { return s.dir }
-func (s *procNATSSystem) Stats() sysStats               { return sysStats{CacheHitRate: -1} }
-func (s *procNATSSystem) Stall(time.Duration)           {}
-func (s *procNATSSystem) Settle(_ time.Duration) error  { return s.d.Flush(context.Background()) }
-func (s *procNATSSystem) Close() error {
-	derr := s.d.Close()
-	if err := s.child.stop(); err != nil {
-		return err
-	}
-	return derr
-}
+// Close closes the client, then stops the child.
+func (s *procNATSSystem) Close() error { return s.closeAfter(s.d) }
