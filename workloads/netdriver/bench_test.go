@@ -230,6 +230,11 @@ func runSendBatchOf(b *testing.B, c *cell, size, batch, conc int) {
 	if n := failures.Load(); n > 0 {
 		b.Fatalf("%d batches failed, first: %v", n, firstErr.Load())
 	}
+	reportSends(b, elapsed, hist)
+}
+
+// reportSends reports b.N messages over elapsed and hist's percentiles.
+func reportSends(b *testing.B, elapsed time.Duration, hist *hdr.Histogram) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 	b.ReportMetric(float64(hist.ValueAtQuantile(50)), "p50-ns")
 	b.ReportMetric(float64(hist.ValueAtQuantile(99)), "p99-ns")
@@ -362,8 +367,5 @@ func runSend(b *testing.B, c *cell, mode string, size, conc int) {
 	} else if n > 0 {
 		b.ReportMetric(float64(n), "errors")
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
-	b.ReportMetric(float64(hist.ValueAtQuantile(50)), "p50-ns")
-	b.ReportMetric(float64(hist.ValueAtQuantile(99)), "p99-ns")
-	b.ReportMetric(float64(hist.ValueAtQuantile(99.9)), "p999-ns")
+	reportSends(b, elapsed, hist)
 }
