@@ -528,9 +528,6 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	cpuEnd := time.AfterFunc(exp.Warmup.D()+exp.Duration.D(), cpu.finish)
 	hostT := time.AfterFunc(exp.Warmup.D(), func() {
 		cpu.begin()
-		if stageRec != nil {
-			stageRec.Reset() // the breakdown covers the measured phase
-		}
 		h, a := host.snap(time.Now()), sys.Stats().AppendedBytes
 		hostMu.Lock()
 		hostA, appendedA = h, a
@@ -546,6 +543,11 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	}
 	rcfg := gen.RunConfig{
 		Warmup: exp.Warmup.D(), Duration: exp.Duration.D(), Interval: exp.Interval.D(), Drain: 5 * time.Second,
+		OnStart: func(env gen.Env) {
+			if stageRec != nil {
+				stageRec.MeasureFrom(env.MeasureFrom) // the breakdown covers the measured sends
+			}
+		},
 		OnInterval: func(iv hist.Interval) {
 			if iv.Warmup {
 				return

@@ -58,6 +58,6 @@ func stageQuantiles(h *hdr.Histogram) result.Quantiles {
 // timedPut records an in-process put's stages when rec is set.
 func timedPut(rec *broker.StageRecorder, start time.Time, lockWait, lockHold, flushWait time.Duration) {
 	if rec != nil {
-		rec.RecordPut(lockWait, lockHold, flushWait, time.Since(start))
+		rec.RecordPut(start, lockWait, lockHold, flushWait, time.Since(start))
 	}
 }

@@ -76,6 +76,7 @@ const (
 // concurrent use; recording allocates nothing.
 type StageRecorder struct {
 	mu         sync.Mutex
+	from       int64 // Nanotime: sends that started before it are not recorded (MeasureFrom)
 	h          [numStages]*hdr.Histogram
 	incomplete int64 // observed sends without every instant (refused before a worker ran them)
 	clamped    int64 // values above 60 s, recorded as 60 s
@@ -104,7 +105,9 @@ func (r *StageRecorder) Observe(_ *remoting.Conn, o *remoting.Observation) {
 	t := &o.Timings
 	if !t.Complete() {
 		r.mu.Lock()
-		r.incomplete++
+		if t.FrameStart >= r.from {
+			r.incomplete++
+		}
 		r.mu.Unlock()
 		return
 	}
@@ -116,12 +119,12 @@ func (r *StageRecorder) Observe(_ *remoting.Conn, o *remoting.Observation) {
 	v[StageProcess] = t.Replied - t.Dequeued - t.LockWait - t.LockHold - t.FlushWait
 	v[StageReplyWrite] = t.Written - t.Replied
 	v[StageTotal] = t.Written - t.FrameStart
-	r.record(&v)
+	r.record(t.FrameStart, &v)
 }
 
-// RecordPut records an in-process put: its store stages and its whole
-// duration (process is the rest).
-func (r *StageRecorder) RecordPut(lockWait, lockHold, flushWait, total time.Duration) {
+// RecordPut records an in-process put that began at start: its store
+// stages and its whole duration (process is the rest).
+func (r *StageRecorder) RecordPut(start time.Time, lockWait, lockHold, flushWait, total time.Duration) {
 	var v [numStages]int64
 	for i := range v {
 		v[i] = -1 // not a stage of an in-process put
@@ -129,15 +132,19 @@ func (r *StageRecorder) RecordPut(lockWait, lockHold, flushWait, total time.Dura
 	v[StageLockWait], v[StageLockHold], v[StageFlushWait] = int64(lockWait), int64(lockHold), int64(flushWait)
 	v[StageProcess] = int64(total - lockWait - lockHold - flushWait)
 	v[StageTotal] = int64(total)
-	r.record(&v)
+	r.record(remoting.NanotimeOf(start), &v)
 }
 
-// record adds one request's stage values; a negative value marks a stage
-// the request does not have (a clock step can make process slightly
-// negative too: it is recorded as 0 then, since total is exact).
-func (r *StageRecorder) record(v *[numStages]int64) {
+// record adds the stage values of one request that started at start
+// (Nanotime) unless it started before the measured phase; a negative value
+// marks a stage the request does not have (a clock step can make process
+// slightly negative too: it is recorded as 0 then, since total is exact).
+func (r *StageRecorder) record(start int64, v *[numStages]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if start < r.from {
+		return
+	}
 	for i, x := range v {
 		if x < 0 {
 			if Stage(i) != StageProcess || v[StageTotal] < 0 {
@@ -175,12 +182,17 @@ func (r *StageRecorder) Snapshot() StageSnapshot {
 	return s
 }
 
-// Reset empties the recorder (the end of a warm-up).
-func (r *StageRecorder) Reset() {
+// MeasureFrom empties the recorder and from then on records only sends
+// that started at or after t: the end of a warm-up, given before it ends,
+// so the breakdown covers exactly the sends a load generator measures
+// however late the caller runs. A send started before t and answered
+// after it is left out, like one the generator counts as warm-up.
+func (r *StageRecorder) MeasureFrom(t time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, h := range r.h {
 		h.Reset()
 	}
 	r.incomplete, r.clamped = 0, 0
+	r.from = remoting.NanotimeOf(t)
 }

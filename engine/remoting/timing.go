@@ -10,6 +10,10 @@ var epoch = time.Now()
 // request's Timings with it so every instant of one request is on one clock.
 func Nanotime() int64 { return int64(time.Since(epoch)) + 1 }
 
+// NanotimeOf is t on the Nanotime clock (t must carry a monotonic reading,
+// as time.Now's do, to be exact).
+func NanotimeOf(t time.Time) int64 { return int64(t.Sub(epoch)) + 1 }
+
 // Timings are the instants and durations of one request's way through the
 // server, for the per-stage latency breakdown. They are taken only while the
 // server has an Observer (Server.AddObserver); otherwise every field stays 0

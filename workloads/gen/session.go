@@ -31,6 +31,11 @@ type RunConfig struct {
 	// OnInterval, if set, is called from Run's goroutine with every closed
 	// interval (warm-up ones flagged), e.g. for the progress line.
 	OnInterval func(hist.Interval)
+	// OnStart, if set, is called once with the run's Env before any
+	// producer or consumer starts: its MeasureFrom is the exact end of
+	// warm-up, for recorders outside the collector that must split the
+	// phases the same way.
+	OnStart func(Env)
 }
 
 // DefaultRunConfig is 1 s intervals, 5 s drain, no warm-up, unbounded.
@@ -89,6 +94,9 @@ func Run(ctx context.Context, cfg RunConfig, col *hist.Collector, producers []Pr
 		env.ProducersDone = prodDone
 	}
 	col.Start(start, env.MeasureFrom)
+	if cfg.OnStart != nil {
+		cfg.OnStart(env)
+	}
 
 	var (
 		errMu    sync.Mutex
