@@ -8,6 +8,7 @@
 #
 # Environment: COUNT (5), BENCH ('Append|RawPath'), PKGS (./engine/commitlog),
 # BENCHTIME (1s), FIO_RUNTIME (seconds per fio run, 10), FIO_SIZE (fio file, 1g),
+# FIO_LOG_SIZE (bytes the log-pattern fio job writes as fresh segment-size files, 4g),
 # FIO=0 skips fio (P3 is then reported missing), TMPDIR (where the benchmarks
 # and fio write; both use the same file system), OUT (results root, results/bench),
 # PROFILE=1 adds CPU profiles of the P1 and P3 rows (PROFILE_TIME each, 5s).
@@ -15,7 +16,10 @@
 # Output, under results/bench/<stamp>/:
 #   manifest.json   commit, dirty flag, kernel, CPU, store file system/device, Go, config
 #   bench.txt       go test -bench output (-count COUNT)
-#   fio-N.json      fio's reports: O_DIRECT sequential write, bs=64k, libaio, iodepth 4
+#   fio-N.json      fio's reports: O_DIRECT sequential write, bs=64k, libaio, iodepth 4, one
+#                   FIO_SIZE file overwritten in a loop for FIO_RUNTIME s (the issue's ceiling)
+#   fio-files-N.json the same job over the log's pattern: fresh preallocated files of the
+#                   segment size, each written once (the like-for-like ceiling)
 #   fio.txt         the same as Go benchmark lines (BenchmarkFioWrite/…)
 #   by-path.txt     benchstat -col /path bench.txt
 #   by-flush.txt    benchstat -table .name -col /flush -row /path,/size,/conc bench.txt
@@ -31,6 +35,7 @@ BENCHTIME=${BENCHTIME:-1s}
 FIO=${FIO:-1}
 FIO_RUNTIME=${FIO_RUNTIME:-10}
 FIO_SIZE=${FIO_SIZE:-1g}
+FIO_LOG_SIZE=${FIO_LOG_SIZE:-4g}
 PROFILE=${PROFILE:-0}
 PROFILE_TIME=${PROFILE_TIME:-5s}
 tmp=${TMPDIR:-/tmp}
@@ -44,7 +49,7 @@ go build -o "$bl" ./cmd/brokerlab
 # flag describes the source tree, not this run's results.
 "$bl" benchratio manifest --store-dir "$tmp" --command "$0 $*" \
   --set count="$COUNT" --set bench="$BENCH" --set pkgs="$PKGS" --set benchtime="$BENCHTIME" \
-  --set fio="$FIO" --set fio_runtime_s="$FIO_RUNTIME" --set fio_size="$FIO_SIZE" \
+  --set fio="$FIO" --set fio_runtime_s="$FIO_RUNTIME" --set fio_size="$FIO_SIZE" --set fio_log_size="$FIO_LOG_SIZE" \
   --set profile="$PROFILE" --set profile_time="$PROFILE_TIME" >"$work/manifest.json"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo true || echo false)
@@ -82,6 +87,23 @@ if [ "$FIO" != 0 ]; then
         fios+=("$out/fio-$i.json")
       else
         echo "fio run $i failed (see $out/fio-$i.json); it is left out of P3" >&2
+      fi
+    done
+    # The same job over the commit log's own file pattern: fresh files of the
+    # benchmarks' segment size, preallocated and created as they are reached,
+    # each written once (the job above overwrites one file in a loop, which
+    # skips the extent allocation and conversion a log pays for every byte).
+    seg=$(sed -n 's/^segment-size: *//p' "$out/bench.txt" | head -1)
+    seg=${seg:-67108864}
+    nfiles=$(( $(numfmt --from=iec "${FIO_LOG_SIZE^^}") / seg ))
+    for i in $(seq 1 "$COUNT"); do
+      if fio --name=logpattern --directory="$fiodir" --rw=write --bs=64k --ioengine=libaio --iodepth=4 --direct=1 \
+        --size=$((nfiles * seg)) --filesize="$seg" --nrfiles="$nfiles" --file_service_type=sequential \
+        --create_on_open=1 --fallocate=native --unlink=1 \
+        --output-format=json --output="$out/fio-files-$i.json"; then
+        fios+=("$out/fio-files-$i.json")
+      else
+        echo "fio log-pattern run $i failed (see $out/fio-files-$i.json); it is left out of P3" >&2
       fi
     done
     rm -rf "$fiodir"

@@ -47,11 +47,12 @@ const directReadChunk = 64 << 10
 // is queued (back pressure, counted in IOStats.StageWaits), and never under
 // stageMu. The writer pwrites the queued buffers in order — spans queued
 // back to back in adjacent buffers with one pwrite, so writes grow when the
-// device falls behind — advances the written position (CommittedPos), puts
+// device falls behind — advances the written position (CommittedPos) and
+// hands the written buffers, in order, to its retirer goroutine, which puts
 // each buffer's complete cache blocks into the BlockCache's ring of recent
-// blocks, and only then frees the buffer (so a reader finds every byte in a
-// buffer, the ring or on disk). Only one device write is in flight at a
-// time.
+// blocks and only then frees the buffer (so a reader finds every byte in a
+// buffer, the ring or on disk). The ring copy thus overlaps the next device
+// write. Only one device write is in flight at a time.
 //
 // Flush writes whatever the current buffer holds beyond its clean mark,
 // padded to A, from a copy (the flush buffer), through the same queue
@@ -114,7 +115,8 @@ type directAppender struct {
 	flushDone  chan error    // the writer's answer to a tail or barrier job
 	dead       chan struct{} // closed when the writer stops writing after an error
 	deadOnce   sync.Once
-	writerDone chan struct{} // closed when the writer goroutine has exited
+	writerDone chan struct{} // closed when the writer goroutine (and its retirer) has exited
+	retireQ    chan int      // written buffers, oldest first, for the retirer (the writer's own; set before its first job)
 
 	// commitLoop's lifecycle (nil when the segment opened full or the
 	// interval is 0).

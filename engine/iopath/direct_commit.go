@@ -11,7 +11,8 @@ import "time"
 // appends by about one interval even when nothing flushes and the buffer is
 // far from full (without it, a trickle of async appends would stay
 // invisible until the 10 s thorough flush). A Flush in progress writes the
-// tail anyway: the loop skips its turn.
+// tail anyway: the loop skips its turn. It ends once the segment is full
+// and written, or at Close.
 func (a *directAppender) commitLoop(interval time.Duration) {
 	defer close(a.commitDone)
 	t := time.NewTicker(interval)
@@ -21,6 +22,9 @@ func (a *directAppender) commitLoop(interval time.Duration) {
 		case <-a.commitStop:
 			return
 		case <-t.C:
+		}
+		if a.written.Load() >= a.size {
+			return // full and written: nothing will ever be staged again
 		}
 		a.commitTail()
 	}

@@ -25,11 +25,22 @@ type directJob struct {
 // in queue order. Buffer jobs that are queued back to back, for
 // consecutive spans held by consecutive buffers, are written with one
 // pwrite (the buffers are adjacent in memory): when the device is slower
-// than the appender, writes grow up to directBuffers-1 spans. It exits when
-// the queue is closed (Close) or once the last span of the segment is
-// written.
+// than the appender, writes grow up to directBuffers-1 spans. Each written
+// buffer goes to the retirer goroutine, which copies its blocks into the
+// ring and frees it, so the copy overlaps the next device write instead of
+// delaying it. It exits when the queue is closed (Close) or once the last
+// span of the segment is written, after the retirer has retired every
+// buffer handed to it.
 func (a *directAppender) writer() {
-	defer close(a.writerDone)
+	retireQ := make(chan int, directBuffers) // every buffer at most once: sends never block
+	retired := make(chan struct{})
+	go a.retirer(retireQ, retired)
+	a.retireQ = retireQ
+	defer func() {
+		close(retireQ)
+		<-retired // the buffers written are retired before the writer counts as done
+		close(a.writerDone)
+	}()
 	var next directJob
 	haveNext, open := false, true
 	for open || haveNext {
@@ -58,7 +69,7 @@ func (a *directAppender) writer() {
 		}
 		if a.do(batch) {
 			// The segment is full and written: answer a flush queued
-			// before the last span retired, and stop.
+			// behind the last span, and stop.
 			for open || haveNext {
 				if haveNext {
 					a.do(append(a.batch[:0], next))
@@ -86,7 +97,8 @@ func (a *directAppender) adjacent(p, n directJob) bool {
 }
 
 // do performs one batch (a single tail or barrier job, or adjacent buffer
-// jobs); it reports whether it retired the segment's last span.
+// jobs) and hands written buffers to the retirer; it reports whether it
+// wrote the segment's last span.
 func (a *directAppender) do(batch []directJob) (last bool) {
 	first, end := batch[0], batch[len(batch)-1]
 	err := a.sticky.get()
@@ -118,13 +130,23 @@ func (a *directAppender) do(batch []directJob) (last bool) {
 		return false
 	}
 	for _, j := range batch {
-		last = a.retire(j.buf)
+		a.retireQ <- j.buf
 	}
-	return last
+	return end.end == a.size
+}
+
+// retirer retires the buffers the writer wrote, in the order written,
+// until q is closed; then it closes done.
+func (a *directAppender) retirer(q <-chan int, done chan<- struct{}) {
+	defer close(done)
+	for i := range q {
+		a.retire(i)
+	}
 }
 
 // retire hands buffer i, just written, to the ring of recent blocks and
 // back to Append; after the segment's last span it releases the buffers.
+// Called by the retirer goroutine only.
 func (a *directAppender) retire(i int) (last bool) {
 	b := &a.bufs[i]
 	if a.cache != nil {

@@ -27,6 +27,11 @@ type FioRun struct {
 	BS           int // bytes
 	IODepth      int
 	Direct       bool
+	// FileSize is set (bytes) when the job wrote a set of files of that
+	// size (nrfiles > 1 with filesize), each once, as a commit log writes
+	// its fixed-size segments; 0 for one file (which a time_based job
+	// overwrites in a loop).
+	FileSize int
 	// Results.
 	BWBytes   float64 // bytes/s
 	IOPS      float64
@@ -95,6 +100,13 @@ func ParseFio(data []byte) (FioRun, error) {
 	if run.IODepth, err = strconv.Atoi(opt("iodepth", "1")); err != nil {
 		return run, fmt.Errorf("%w: iodepth: %w", ErrFio, err)
 	}
+	if n, err := strconv.Atoi(opt("nrfiles", "1")); err == nil && n > 1 {
+		if fs := opt("filesize", ""); fs != "" {
+			if run.FileSize, err = parseFioSize(fs); err != nil {
+				return run, fmt.Errorf("%w: filesize: %w", ErrFio, err)
+			}
+		}
+	}
 	return run, nil
 }
 
@@ -125,13 +137,18 @@ func parseFioSize(s string) (int, error) {
 	return v * mult, nil
 }
 
-// Name is the run's benchmark name (see FioName for the O_DIRECT form).
+// Name is the run's benchmark name (see FioName and FioFilesName for the
+// O_DIRECT forms): a run over a set of files adds /filesize=N.
 func (r FioRun) Name() string {
 	d := 0
 	if r.Direct {
 		d = 1
 	}
-	return fmt.Sprintf("FioWrite/rw=%s/direct=%d/bs=%d/ioengine=%s/iodepth=%d", r.RW, d, r.BS, r.IOEngine, r.IODepth)
+	n := fmt.Sprintf("FioWrite/rw=%s/direct=%d/bs=%d/ioengine=%s/iodepth=%d", r.RW, d, r.BS, r.IOEngine, r.IODepth)
+	if r.FileSize > 0 {
+		n += fmt.Sprintf("/filesize=%d", r.FileSize)
+	}
+	return n
 }
 
 // WriteFioBench writes runs in the Go benchmark format, one line per run,

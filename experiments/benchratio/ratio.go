@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Quantity is one operand of a ratio: the samples of a benchmark in a unit.
@@ -168,6 +169,13 @@ func FioName(bs int, engine string, depth int) string {
 	return fmt.Sprintf("FioWrite/rw=write/direct=1/bs=%d/ioengine=%s/iodepth=%d", bs, engine, depth)
 }
 
+// FioFilesName is FioName for a job that writes a set of fresh files of
+// fileSize bytes each once (the commit log's pattern: preallocated
+// segments, created as they are reached) instead of looping over one.
+func FioFilesName(bs int, engine string, depth, fileSize int) string {
+	return fmt.Sprintf("%s/filesize=%d", FioName(bs, engine, depth), fileSize)
+}
+
 // Paths returns the write paths that appear in BenchmarkAppend names, sorted.
 func Paths(s *Samples) []string {
 	seen := map[string]bool{}
@@ -239,13 +247,29 @@ func Specs(s *Samples) []Spec {
 				Num: Quantity{Bench: rmq, Unit: "ns/op", Rate: true}, Den: group})
 		}
 	}
+	direct := Quantity{Bench: appendName("direct", "async", p3Size, p3Conc), Unit: "MB/s"}
 	out = append(out, Spec{
 		Target: "P3",
 		Label:  fmt.Sprintf("path=direct append MB/s ÷ fio O_DIRECT write bs=%d %s iodepth=%d, async %d B conc=%d", fioBS, fioEngine, fioQD, p3Size, p3Conc),
-		Num:    Quantity{Bench: appendName("direct", "async", p3Size, p3Conc), Unit: "MB/s"},
+		Num:    direct,
 		Den:    Quantity{Bench: FioName(fioBS, fioEngine, fioQD), Unit: "MB/s"},
 		Goal:   Goal{Min: 0.9},
 	})
+	// The same fio job over the log's own file pattern, when it ran: fresh
+	// preallocated files of the segment size, each written once.
+	prefix := FioName(fioBS, fioEngine, fioQD) + "/filesize="
+	for _, n := range s.Names() {
+		if fs, ok := strings.CutPrefix(n, prefix); ok {
+			out = append(out, Spec{
+				Target: "P3",
+				Label: fmt.Sprintf("path=direct append MB/s ÷ fio O_DIRECT write bs=%d %s iodepth=%d over fresh %s-byte files, async %d B conc=%d",
+					fioBS, fioEngine, fioQD, fs, p3Size, p3Conc),
+				Num:  direct,
+				Den:  Quantity{Bench: n, Unit: "MB/s"},
+				Goal: Goal{Min: 0.9},
+			})
+		}
+	}
 	return out
 }
 

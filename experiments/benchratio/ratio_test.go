@@ -219,3 +219,56 @@ func TestWriteText(t *testing.T) {
 		t.Errorf("json lacks verdicts:\n%s", buf.String())
 	}
 }
+
+// A fio job over a set of fresh files (the commit log's segment pattern)
+// parses with its file size, gets its own benchmark name and its own P3
+// ratio beside the single-file ceiling's.
+func TestFioFilesCeiling(t *testing.T) {
+	data, err := os.ReadFile("testdata/fio-libaio-qd4-files.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := ParseFio(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.FileSize != 64<<20 || run.BS != 65536 || run.IODepth != 4 || !run.Direct {
+		t.Fatalf("parsed %+v", run)
+	}
+	if want := FioFilesName(65536, "libaio", 4, 64<<20); run.Name() != want {
+		t.Fatalf("name %s, want %s", run.Name(), want)
+	}
+	single, err := os.ReadFile("testdata/fio-libaio-qd4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := ParseFio(single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.FileSize != 0 || one.Name() != FioName(65536, "libaio", 4) {
+		t.Fatalf("single-file run %+v named %s", one, one.Name())
+	}
+	var buf bytes.Buffer
+	if err := WriteFioBench(&buf, []FioRun{one, run}, nil); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("BenchmarkAppend/path=direct/flush=async/size=65536/conc=4-2 100 1000 ns/op 245 MB/s\n")
+	s := NewSamples()
+	if err := s.Read(&buf, "fio.txt"); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	var p3 []Ratio
+	for _, r := range All(s) {
+		if r.Target == "P3" {
+			p3 = append(p3, r)
+		}
+	}
+	if len(p3) != 2 {
+		t.Fatalf("%d P3 ratios, want the single-file and the files ceiling: %+v", len(p3), p3)
+	}
+	files := p3[1]
+	if !strings.Contains(files.Label, "fresh 67108864-byte files") || !near(files.Median, 245/round3(run.BWBytes/1e6)) {
+		t.Fatalf("files ratio %+v (fio %.3f MB/s)", files, run.BWBytes/1e6)
+	}
+}
