@@ -83,7 +83,7 @@ func decodeBinaryHeader(data []byte, c *Command) error {
 	}
 	c.ExtFields = nil
 	if len(ext) > 0 {
-		c.ExtFields = NewExtFields(16)
+		c.ExtFields = c.newExt()
 	}
 	for q := 0; q < len(ext); {
 		if len(ext)-q < 2 {

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 )
 
@@ -30,6 +31,10 @@ type Command struct {
 	token *inflightToken // set on requests dispatched by a Conn (to &tok); released by the reply
 	tok   inflightToken  // the token's storage: no allocation per dispatched request
 
+	// extPool is the pool the decoder took ExtFields from, to which
+	// ReleaseExtFields returns it (nil: extPool).
+	extPool *sync.Pool
+
 	// headerErr is set by the JSON decoder when the header is a JSON object
 	// but a member has a value of the wrong type (ErrBadHeaderField): the
 	// request is answered SYSTEM_ERROR instead of dispatched.
@@ -55,6 +60,13 @@ func NewRequest(code int32, ext ExtFields) *Command {
 // filled in when it is written as the reply to a request.
 func NewResponse(code int32, remark string) *Command {
 	return &Command{Code: code, Language: LanguageGo, Version: DefaultVersion, Flag: FlagResponse, Remark: remark}
+}
+
+// ResetResponse makes c, in storage of the caller's (a pooled response),
+// what NewResponse(code, remark) returns: every other field is cleared,
+// ExtFields to nil.
+func (c *Command) ResetResponse(code int32, remark string) {
+	*c = Command{Code: code, Language: LanguageGo, Version: DefaultVersion, Flag: FlagResponse, Remark: remark}
 }
 
 // IsResponse reports whether the response flag bit is set.

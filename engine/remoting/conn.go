@@ -25,6 +25,7 @@ type connOptions struct {
 	badInput      *badInputLog   // counts and rate-limits logs of bad input
 	observers     []Observer     // told about each answered request; non-empty = take Timings
 	onewayDropped *atomic.Uint64 // oneway requests the server refused before a processor saw them (nil: not counted)
+	extPool       *sync.Pool     // decoded ExtFields maps come from it (nil: NewExtFields's); server conns: requestExtPool
 }
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
@@ -185,12 +186,12 @@ func (c *Conn) closeWith(cause error) {
 
 // readLoop reads frames until the connection fails or is closed.
 func (c *Conn) readLoop() {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	fr := &frameReader{r: bufio.NewReaderSize(c.nc, 64<<10), maxFrameBytes: c.opts.maxFrameBytes, extPool: c.opts.extPool}
 	for {
 		if c.opts.idleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.opts.idleTimeout))
 		}
-		cmd, err := readFrame(br, c.opts.maxFrameBytes, c.timed())
+		cmd, err := fr.read(c.timed())
 		if err != nil {
 			c.readFailed(err)
 			return

@@ -146,7 +146,9 @@ func (c *Conn) writeObserved(cmd, req *Command) error {
 func (c *Conn) writeLoop() {
 	w := &c.wq
 	var batch []outFrame
-	var bufs net.Buffers
+	// bufs is what WriteTo consumes (it advances the slice to its end);
+	// iov keeps the backing array, so each batch reuses it.
+	var iov, bufs net.Buffers
 	for {
 		select {
 		case <-w.kick:
@@ -162,19 +164,21 @@ func (c *Conn) writeLoop() {
 			if len(batch) == 0 {
 				break
 			}
-			bufs = bufs[:0]
+			iov = iov[:0]
 			var n int64
 			for _, f := range batch {
-				bufs = append(bufs, *f.head)
+				iov = append(iov, *f.head)
 				if f.body != nil {
-					bufs = append(bufs, f.body)
+					iov = append(iov, f.body)
 				}
 				n += f.size()
 			}
+			bufs = iov
 			if c.opts.writeTimeout > 0 {
 				_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
 			}
 			_, err := bufs.WriteTo(c.nc)
+			clear(iov) // drop the written frames' buffers (pooled again below)
 			if err == nil && c.timed() {
 				c.observeWritten(batch)
 			}

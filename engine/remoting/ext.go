@@ -128,34 +128,56 @@ func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 func btoa(b bool) string    { return strconv.FormatBool(b) }
 
-// extPool holds cleared ExtFields maps for the header decoders: a map
-// released by ReleaseExtFields is reused by a later request instead of
-// allocated (a send request's dozen fields cost several allocations).
+// extPool holds cleared ExtFields maps for NewExtFields and for the header
+// decoders of client connections: a map released by ReleaseExtFields is
+// reused instead of allocated (a send request's dozen fields cost several
+// allocations).
 var extPool sync.Pool
+
+// requestExtPool holds the maps of requests decoded by server connections,
+// apart from extPool: a broker gives every send request's map back once it
+// is answered, and a client in the same process that keeps its responses'
+// maps (or a small response map sized for 6 fields) must not drain or
+// shrink the maps the next requests are decoded into.
+var requestExtPool sync.Pool
 
 // maxPooledExt: maps that grew beyond this many fields are left to the GC.
 const maxPooledExt = 64
 
 // NewExtFields returns an empty map from the pool, or a new one sized for
 // hint fields.
-func NewExtFields(hint int) ExtFields {
-	if m, ok := extPool.Get().(ExtFields); ok {
+func NewExtFields(hint int) ExtFields { return newExtFrom(&extPool, hint) }
+
+func newExtFrom(p *sync.Pool, hint int) ExtFields {
+	if m, ok := p.Get().(ExtFields); ok {
 		return m
 	}
 	return make(ExtFields, hint)
 }
 
-// ReleaseExtFields clears c.ExtFields into the pool NewExtFields and the
-// decoders take maps from, and sets it to nil. Call it only when nothing
-// refers to the map any more — the request answered, its fields read — for
-// a map that no one else holds; the broker does so for send requests and
-// their responses once the response is written.
+// ReleaseExtFields clears c.ExtFields into the pool its decoder took it
+// from (NewExtFields's for a map made otherwise), and sets it to nil. Call
+// it only when nothing refers to the map any more — the request answered,
+// its fields read — for a map that no one else holds; the broker does so
+// for send requests once their response is written.
 func (c *Command) ReleaseExtFields() {
-	m := c.ExtFields
-	c.ExtFields = nil
+	m, p := c.ExtFields, c.extPool
+	c.ExtFields, c.extPool = nil, nil
 	if m == nil || len(m) > maxPooledExt {
 		return
 	}
+	if p == nil {
+		p = &extPool
+	}
 	clear(m)
-	extPool.Put(m)
+	p.Put(m)
+}
+
+// newExt returns an empty map for the decoder filling c: from the pool set
+// in c.extPool (a server connection's requests), else from NewExtFields's.
+func (c *Command) newExt() ExtFields {
+	if c.extPool == nil {
+		return NewExtFields(16)
+	}
+	return newExtFrom(c.extPool, 16)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // DefaultMaxFrameBytes caps a frame, length field included (Java's
@@ -26,7 +27,13 @@ func EncodeHeader(dst []byte, c *Command, st SerializeType) ([]byte, error) {
 
 // DecodeHeader decodes a header encoded as st. Body is left nil.
 func DecodeHeader(header []byte, st SerializeType) (*Command, error) {
-	c := &Command{SerializeType: st}
+	return decodeHeader(header, st, nil)
+}
+
+// decodeHeader is DecodeHeader taking the ExtFields map from pool (nil:
+// NewExtFields's).
+func decodeHeader(header []byte, st SerializeType, pool *sync.Pool) (*Command, error) {
+	c := &Command{SerializeType: st, extPool: pool}
 	var err error
 	switch st {
 	case SerializeJSON:
@@ -86,8 +93,9 @@ func checkFrameLength(length int32, maxFrameBytes int) error {
 }
 
 // decodeFrameContent decodes the bytes after the length field: the
-// header-length word, the header and the body (aliased, not copied).
-func decodeFrameContent(content []byte) (*Command, error) {
+// header-length word, the header and the body (aliased, not copied). The
+// ExtFields map comes from pool (nil: NewExtFields's).
+func decodeFrameContent(content []byte, pool *sync.Pool) (*Command, error) {
 	hv := binary.BigEndian.Uint32(content)
 	st := SerializeType(hv >> 24)
 	hl := int(hv & maxHeaderBytes)
@@ -97,7 +105,7 @@ func decodeFrameContent(content []byte) (*Command, error) {
 	if st != SerializeJSON && st != SerializeRocketMQ {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownSerializeType, st)
 	}
-	c, err := DecodeHeader(content[4:4+hl], st)
+	c, err := decodeHeader(content[4:4+hl], st, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +130,7 @@ func DecodeFrame(buf []byte, maxFrameBytes int) (*Command, int, error) {
 	if len(buf) < n {
 		return nil, 0, fmt.Errorf("%w: %d of %d bytes", ErrTruncatedFrame, len(buf), n)
 	}
-	c, err := decodeFrameContent(buf[4:n])
+	c, err := decodeFrameContent(buf[4:n], nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -132,32 +140,42 @@ func DecodeFrame(buf []byte, maxFrameBytes int) (*Command, int, error) {
 // ReadFrame reads and decodes one frame from r. The length is checked before
 // the frame buffer is allocated. io.EOF means r ended cleanly between frames.
 func ReadFrame(r io.Reader, maxFrameBytes int) (*Command, error) {
-	return readFrame(r, maxFrameBytes, false)
+	fr := frameReader{r: r, maxFrameBytes: maxFrameBytes}
+	return fr.read(false)
 }
 
-// readFrame is ReadFrame; timed stamps the command's FrameStart, FrameRead
-// and Decoded Timings.
-func readFrame(r io.Reader, maxFrameBytes int, timed bool) (*Command, error) {
-	var lb [4]byte
-	if _, err := io.ReadFull(r, lb[:]); err != nil {
+// frameReader reads frames from one reader: a connection's read goroutine
+// owns one, so the length word is read into its scratch array instead of
+// a buffer allocated per frame.
+type frameReader struct {
+	r             io.Reader
+	maxFrameBytes int
+	extPool       *sync.Pool // where decoded ExtFields maps come from (nil: NewExtFields's)
+	lb            [4]byte
+}
+
+// read reads and decodes the next frame; timed stamps the command's
+// FrameStart, FrameRead and Decoded Timings.
+func (fr *frameReader) read(timed bool) (*Command, error) {
+	if _, err := io.ReadFull(fr.r, fr.lb[:]); err != nil {
 		return nil, err
 	}
 	var start, read int64
 	if timed {
 		start = Nanotime()
 	}
-	length := int32(binary.BigEndian.Uint32(lb[:]))
-	if err := checkFrameLength(length, maxFrameBytes); err != nil {
+	length := int32(binary.BigEndian.Uint32(fr.lb[:]))
+	if err := checkFrameLength(length, fr.maxFrameBytes); err != nil {
 		return nil, err
 	}
-	content, err := readGrowing(r, int(length))
+	content, err := readGrowing(fr.r, int(length))
 	if err != nil {
 		return nil, err
 	}
 	if timed {
 		read = Nanotime()
 	}
-	c, err := decodeFrameContent(content)
+	c, err := decodeFrameContent(content, fr.extPool)
 	if err == nil && timed {
 		c.Timings = Timings{FrameStart: start, FrameRead: read, Decoded: Nanotime()}
 	}

@@ -308,7 +308,7 @@ func (d *jsonDecoder) extFields(c *Command) error {
 		return d.skipValue(1)
 	}
 	if c.ExtFields == nil {
-		c.ExtFields = NewExtFields(16)
+		c.ExtFields = c.newExt()
 	}
 	if d.emptyObject() {
 		return nil

@@ -110,6 +110,7 @@ func NewServer(cfg ServerConfig) *Server {
 		logger:        s.log,
 		badInput:      newBadInputLog(s.log, cfg.BadInputLogInterval),
 		onewayDropped: &s.onewayDropped,
+		extPool:       &requestExtPool,
 	}
 	s.activeDone = s.active.done
 	s.badStop = make(chan struct{})

@@ -124,7 +124,8 @@ func TestTimingsAllocateNothing(t *testing.T) {
 	read := func(timed bool) func() {
 		return func() {
 			r.Reset(frame)
-			c, err := readFrame(r, 0, timed)
+			fr := frameReader{r: r}
+			c, err := fr.read(timed)
 			if err != nil || (timed && !c.Timings.Enabled()) {
 				t.Fatalf("read: %v %+v", err, c)
 			}
