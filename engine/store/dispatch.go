@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
@@ -38,6 +39,11 @@ type dispatcher struct {
 	buf    []byte
 	topics map[string]*topicQueues
 	keys   []string
+	// keyArena holds the bytes of the index keys handed to the index
+	// (keyString): append-only, a full arena is dropped for a new one and
+	// never written again, so every key string stays valid and unchanged
+	// for as long as anything holds it.
+	keyArena []byte
 	// runs are consume-queue units built but not yet written: one run of
 	// consecutive queue offsets per queue, written with one write each by
 	// flushUnits at the end of a dispatch round (the dispatcher's position
@@ -362,12 +368,12 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 	if s.idx != nil && tx != record.TransactionRollback && off > d.indexSkipUpTo {
 		keys := d.keys[:0]
 		if k, ok := rec.Property(record.PropertyUniqKey); ok && len(k) > 0 {
-			keys = append(keys, string(k))
+			keys = append(keys, d.keyString(k))
 		}
 		if ks, ok := rec.Property(record.PropertyKeys); ok {
-			for _, k := range bytes.Split(ks, []byte(record.KeySeparator)) {
+			for k := range bytes.SplitSeq(ks, []byte(record.KeySeparator)) {
 				if len(k) > 0 {
-					keys = append(keys, string(k))
+					keys = append(keys, d.keyString(k))
 				}
 			}
 		}
@@ -386,6 +392,26 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 		maxStore(&d.maxDelay, delay)
 	}
 	return nil
+}
+
+// keyArenaSize is the size of a key arena: one allocation serves about a
+// hundred UNIQ_KEYs (32 bytes each) instead of one per record.
+const keyArenaSize = 4 << 10
+
+// keyString returns k as a string backed by the key arena (an index key
+// outlives the record buffer k points into, which the next read reuses).
+// The arena's bytes are written once, before the string is made, and
+// never again: a full arena is left to the strings that point into it.
+func (d *dispatcher) keyString(k []byte) string {
+	if len(k) > keyArenaSize/4 {
+		return string(k)
+	}
+	if cap(d.keyArena)-len(d.keyArena) < len(k) {
+		d.keyArena = make([]byte, 0, keyArenaSize)
+	}
+	start := len(d.keyArena)
+	d.keyArena = append(d.keyArena, k...)
+	return unsafe.String(&d.keyArena[start], len(k))
 }
 
 // tagsCode is the unit's tags code: the TAGS hash, or for a delayed

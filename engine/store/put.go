@@ -162,36 +162,49 @@ func (s *Store) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 //
 // A broker's send workers append and hand the wait on, so a commit group
 // is as large as the number of producers waiting, not the number of
-// workers.
+// workers. AppendStaged and WaitStaged are the same two stages without the
+// closure (no allocation per put).
 func (s *Store) PutStaged(ctx context.Context, m *record.Message) (PutResult, func() (PutResult, error), error) {
+	res, wait, err := s.AppendStaged(ctx, m)
+	if !wait {
+		return res, nil, err
+	}
+	return res, func() (PutResult, error) { return s.WaitStaged(ctx, res) }, nil
+}
+
+// AppendStaged is PutStaged's first stage: it appends m and reports
+// whether m's producer must wait for the flush policy. If wait is true,
+// err is nil, res is provisional and the caller must call WaitStaged(ctx,
+// res) exactly once, from any goroutine, for the final result (until then
+// the producer is not answered); otherwise res and err are final.
+func (s *Store) AppendStaged(ctx context.Context, m *record.Message) (res PutResult, wait bool, err error) {
 	s.life.RLock()
 	defer s.life.RUnlock()
-	res, wait, err := s.appendOne(ctx, m)
+	res, wait, err = s.appendOne(ctx, m)
 	if err != nil || !wait {
-		return res, nil, err
+		return res, false, err
 	}
 	if !s.waitsAfterAppend() {
 		r, err := s.waitDurable(ctx, res) // returns at once: nothing to hand on
-		return r, nil, err
+		return r, false, err
 	}
-	return res, s.stagedWait(ctx, res), nil
+	return res, true, nil
 }
 
-// stagedWait is PutStaged's wait for res (its own function so that Put's
-// result is not moved to the heap by the closure).
-func (s *Store) stagedWait(ctx context.Context, res PutResult) func() (PutResult, error) {
-	return func() (PutResult, error) {
-		s.life.RLock()
-		defer s.life.RUnlock()
-		if s.closed.Load() {
-			// Close flushed what it could; durability of this record is
-			// not known here: stored, FLUSH_DISK_TIMEOUT (as a timeout).
-			res.Status = FlushDiskTimeout
-			s.st.flushTimeouts.Add(1)
-			return res, statusErr(FlushDiskTimeout, ErrClosed)
-		}
-		return s.waitDurable(ctx, res)
+// WaitStaged is PutStaged's second stage for the res an AppendStaged that
+// returned wait: it blocks until that message is durable and returns what
+// Put would have. A store closed meanwhile answers FLUSH_DISK_TIMEOUT.
+func (s *Store) WaitStaged(ctx context.Context, res PutResult) (PutResult, error) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	if s.closed.Load() {
+		// Close flushed what it could; durability of this record is
+		// not known here: stored, FLUSH_DISK_TIMEOUT (as a timeout).
+		res.Status = FlushDiskTimeout
+		s.st.flushTimeouts.Add(1)
+		return res, statusErr(FlushDiskTimeout, ErrClosed)
 	}
+	return s.waitDurable(ctx, res)
 }
 
 // appendOne is Put's first stage: admission, queue offset and the append,
