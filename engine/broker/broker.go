@@ -44,6 +44,7 @@ type Broker struct {
 	holds     *holdTable
 	sendQ     *sendQueue
 	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
+	waiters   chan *sendOp  // idle waiter goroutines take handed-on sends (sendop.go)
 	sched     *scheduler
 	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
 	timer     *timerService // timer_service.go
@@ -110,6 +111,7 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.sendQ = newSendQueue(cfg.SendQueueSize)
 	b.putWaits = make(chan struct{}, cfg.SendQueueSize)
+	b.waiters = make(chan *sendOp)
 	b.holds = newHoldTable(b)
 	b.registerProcessors()
 	b.server.OnConnClose(b.connClosed)

@@ -226,28 +226,38 @@ func (h *haStore) Put(ctx context.Context, m *record.Message) (PutResult, error)
 	return h.b.replicate(ctx, res, err, waits(m))
 }
 
-// PutStaged is Put in two stages (StagedPutter) when the wrapped store
+// AppendStaged is Put in two stages (StagedPutter) when the wrapped store
 // can stage its puts: the wait covers the flush policy and, on a
-// SYNC_MASTER, the slave. Otherwise it is Put with a nil wait.
-func (h *haStore) PutStaged(ctx context.Context, m *record.Message) (PutResult, func() (PutResult, error), error) {
+// SYNC_MASTER, the slave. Otherwise it is Put, final.
+func (h *haStore) AppendStaged(ctx context.Context, m *record.Message) (PutResult, bool, error) {
 	sp, ok := h.MessageStore.(StagedPutter)
 	if !ok || h.b.cfg.Role == Slave {
 		res, err := h.Put(ctx, m)
-		return res, nil, err
+		return res, false, err
 	}
 	w := waits(m)
-	res, wait, err := sp.PutStaged(ctx, m)
-	if wait != nil {
-		return res, func() (PutResult, error) {
-			res, err := wait()
-			return h.b.replicate(ctx, res, err, w)
-		}, nil
+	res, wait, err := sp.AppendStaged(ctx, m)
+	if wait {
+		res.staged.innerWaits, res.staged.slaveWaits = true, w
+		return res, true, nil
 	}
 	if !h.b.waitsForSlave(res, w) {
 		res, err = h.b.replicate(ctx, res, err, w) // wakes the HA writers; does not wait
-		return res, nil, err
+		return res, false, err
 	}
-	return res, func() (PutResult, error) { return h.b.replicate(ctx, res, err, w) }, nil
+	res.staged.slaveWaits, res.staged.err = w, err
+	return res, true, nil
+}
+
+// WaitStaged waits for the wrapped store (if it left a wait) and then,
+// on a SYNC_MASTER, for a slave.
+func (h *haStore) WaitStaged(ctx context.Context, res PutResult) (PutResult, error) {
+	st := res.staged
+	err := st.err
+	if st.innerWaits {
+		res, err = h.MessageStore.(StagedPutter).WaitStaged(ctx, res)
+	}
+	return h.b.replicate(ctx, res, err, st.slaveWaits)
 }
 
 func (h *haStore) PutBatch(ctx context.Context, ms []*record.Message) (PutResult, error) {

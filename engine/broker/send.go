@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -20,11 +21,12 @@ const (
 	PropertyMaxReconsumeTimes = "MAX_RECONSUME_TIMES"
 )
 
-// sendMessage handles SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310).
-// sc (nil without send hooks) collects what the send hooks see. It returns
-// nil when it handed the wait for durability on (handOn): that goroutine
-// runs the after hooks and sends the reply.
-func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command, sc *SendContext) *remoting.Command {
+// sendMessage handles SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310) for op
+// (op.sc, nil without send hooks, collects what the send hooks see). It
+// returns the response for op.answer, or nil when it handed the wait for
+// durability on (handOn): the waiter goroutine answers.
+func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
+	ctx, conn, req, sc := op.ctx, op.conn, op.req, op.sc
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
@@ -33,7 +35,8 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 		return conn.BadRequest(req, err)
 	}
 	b.sendBegin(sc, &h)
-	m := &record.Message{
+	m := &op.msg
+	*m = record.Message{
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
 		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
 	}
@@ -55,7 +58,7 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 			return resp
 		}
 	}
-	uniq := b.addSendProperties(m)
+	op.uniq = b.addSendProperties(m)
 	b.applyDelay(m)
 	if resp := b.applyTimer(m); resp != nil {
 		return resp
@@ -63,30 +66,32 @@ func (b *Broker) sendMessage(ctx context.Context, conn *remoting.Conn, req *remo
 	if resp := b.applyTransaction(m); resp != nil {
 		return resp
 	}
+	op.topic, op.bodyLen, op.queueID = h.Topic, len(m.Body), queueID
 
 	sp, staged := b.store.(StagedPutter)
 	if !staged {
 		res, err := b.store.Put(ctx, m)
-		return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
+		return b.sendAnswer(op, res, err)
 	}
-	res, wait, err := sp.PutStaged(ctx, m)
-	if wait == nil {
-		return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
+	res, wait, err := sp.AppendStaged(ctx, m)
+	if !wait {
+		return b.sendAnswer(op, res, err)
 	}
 	// The message is appended; its producer waits for the flush policy
-	// (or a slave). A goroutine of its own waits and answers, so this send
+	// (or a slave). A waiter goroutine waits and answers, so this send
 	// worker takes the next send and the group commit can serve them all.
-	if b.handOnSend(conn, req, sc, h.Topic, len(m.Body), queueID, uniq, wait) {
+	op.sp, op.res = sp, res
+	if b.handOn(op) {
 		return nil
 	}
-	res, err = wait()
-	return b.sendAnswer(sc, req, h.Topic, len(m.Body), queueID, uniq, res, err)
+	res, err = sp.WaitStaged(ctx, res)
+	return b.sendAnswer(op, res, err)
 }
 
 // addSendProperties adds UNIQ_KEY (when the producer set none) and
-// CLUSTER to m's properties, built in one buffer and converted once, and
-// returns the message's UNIQ_KEY (a substring of the new properties when
-// it was added).
+// CLUSTER to m's properties, built in one buffer that becomes the string
+// (one allocation), and returns the message's UNIQ_KEY (a substring of the
+// new properties when it was added).
 func (b *Broker) addSendProperties(m *record.Message) string {
 	uniq, ok := record.Property(m.Properties, record.PropertyUniqKey)
 	n := len(m.Properties) + len(record.PropertyCluster) + len(b.cfg.ClusterName) + 3
@@ -104,47 +109,25 @@ func (b *Broker) addSendProperties(m *record.Message) string {
 		props = append(props, record.PropertySeparator)
 	}
 	props = record.AppendProperty(props, record.PropertyCluster, b.cfg.ClusterName)
-	m.Properties = string(props)
+	// props was made here and is not written after this: the string may
+	// share its bytes (a []byte→string copy would be a second allocation).
+	m.Properties = unsafe.String(unsafe.SliceData(props), len(props))
 	if !ok {
 		uniq = m.Properties[start:end]
 	}
 	return uniq
 }
 
-// handOnSend hands a single send's wait and answer to handOn. (Its own
-// function so that sendMessage's variables are not captured by a closure
-// and moved to the heap on every send.)
-func (b *Broker) handOnSend(conn *remoting.Conn, req *remoting.Command, sc *SendContext, topic string, bodyLen int, queueID int32, uniq string, wait func() (PutResult, error)) bool {
-	return b.handOn(func() {
-		res, err := wait()
-		resp := b.sendAnswer(sc, req, topic, bodyLen, queueID, uniq, res, err)
-		b.sendEnd(sc, resp)
-		b.replySend(conn, req, resp)
-		releaseSend(req, resp)
-	})
-}
-
 // sendAnswer records a single send's put (hooks, stages, traffic) and
-// builds its response.
-func (b *Broker) sendAnswer(sc *SendContext, req *remoting.Command, topic string, bodyLen int, queueID int32, uniq string, res PutResult, err error) *remoting.Command {
-	b.sendStored(sc, req, queueID, 1, res)
-	b.rt.countPut(topic, 1, bodyLen, res.Status.Stored())
-	resp := putResponse(res, err)
-	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
-		resp.ExtFields = remoting.NewExtFields(6)
-		ext := resp.ExtFields
-		// msgId and queueOffset share one string: one allocation.
-		var buf [64]byte
-		ids := record.AppendOffsetMsgID(buf[:0], b.storeHost, res.PhysOffsets[0])
-		idEnd := len(ids)
-		both := string(strconv.AppendInt(ids, res.QueueOffset, 10))
-		ext["msgId"], ext["queueOffset"] = both[:idEnd], both[idEnd:]
-		ext.SetInt32("queueId", queueID)
-		ext["transactionId"] = uniq
-		ext["MSG_REGION"] = "DefaultRegion"
-		ext["TRACE_ON"] = "true"
+// builds its response: a stored send's in op (no allocation).
+func (b *Broker) sendAnswer(op *sendOp, res PutResult, err error) *remoting.Command {
+	b.sendStored(op.sc, op.req, op.queueID, 1, res)
+	b.rt.countPut(op.topic, 1, op.bodyLen, res.Status.Stored())
+	if !res.Status.Stored() || len(res.PhysOffsets) == 0 {
+		return putResponse(res, err)
 	}
-	return resp
+	code, remark := putCode(res, err)
+	return op.storedResponse(code, remark, res.PhysOffsets[0], res.QueueOffset)
 }
 
 // sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body
@@ -374,11 +357,14 @@ func mustAtoi(s string) int {
 // putResponse maps a put's status to its response code
 // (handlePutMessageResult).
 func putResponse(res PutResult, err error) *remoting.Command {
-	remark := ""
+	return remoting.NewResponse(putCode(res, err))
+}
+
+// putCode is putResponse's code and remark.
+func putCode(res PutResult, err error) (code int32, remark string) {
 	if err != nil {
 		remark = err.Error()
 	}
-	var code int32
 	switch res.Status {
 	case PutOK:
 		code = remoting.RespSuccess
@@ -410,7 +396,7 @@ func putResponse(res PutResult, err error) *remoting.Command {
 	if code == remoting.RespSuccess && err != nil {
 		code = remoting.RespSystemError
 	}
-	return remoting.NewResponse(code, remark)
+	return code, remark
 }
 
 // bornHost is the producer's address as the connection sees it.

@@ -147,7 +147,7 @@ func (b *Broker) sendWorker() {
 		} else {
 			resp = b.processSend(b.ctx, t.conn, t.req)
 		}
-		if resp != nil { // nil: handed on, answered by the goroutine waiting
+		if resp != nil { // nil: answered by its sendOp (here, or by a waiter it was handed to)
 			b.replySend(t.conn, t.req, resp)
 			releaseSend(t.req, resp)
 		}
@@ -185,7 +185,8 @@ func (b *Broker) fastFailureLoop() {
 	}
 }
 
-// processSend runs one send-class request.
+// processSend runs one send-class request and returns its response, or
+// nil when it is answered elsewhere (single sends: sendOp.answer).
 func (b *Broker) processSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	switch req.Code {
 	case remoting.ReqSendBatchMessage:
@@ -196,40 +197,19 @@ func (b *Broker) processSend(ctx context.Context, conn *remoting.Conn, req *remo
 	case remoting.ReqConsumerSendMsgBack:
 		return b.consumerSendMsgBack(ctx, conn, req)
 	default:
-		sc := b.sendContext(conn, req)
-		resp := b.sendMessage(ctx, conn, req, sc)
-		if resp != nil { // nil: handed on with sc
-			b.sendEnd(sc, resp)
+		op := b.newSendOp(ctx, conn, req)
+		if resp := b.sendMessage(op); resp != nil { // nil: handed on with op
+			op.answer(resp)
 		}
-		return resp
+		return nil // answered by op
 	}
-}
-
-// handOn runs f, a put's wait and its answer, on a goroutine of its own,
-// tracked by the broker's WaitGroup (Shutdown waits for it before closing
-// the store). At most SendQueueSize run at once: beyond that handOn
-// returns false and the caller waits itself, which slows the send workers
-// down as a full queue would.
-func (b *Broker) handOn(f func()) bool {
-	select {
-	case b.putWaits <- struct{}{}:
-	default:
-		return false
-	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer func() { <-b.putWaits }()
-		f()
-	}()
-	return true
 }
 
 // releaseSend returns a send request's and its response's header maps to
-// the remoting pool (remoting.NewExtFields) once the response is written:
-// nothing in the send path keeps either (the request's header was parsed
-// into strings that live in its header copy; Reply encoded the response).
-// A send takes two maps from the pool and gives two back.
+// the remoting pools once the response is written: nothing in the send
+// path keeps either (the request's header was parsed into strings that
+// live in its header copy; Reply encoded the response). A single send's
+// response map stays with its sendOp instead (sendOp.answer).
 func releaseSend(req, resp *remoting.Command) {
 	req.ReleaseExtFields()
 	resp.ReleaseExtFields()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/store"
 )
 
 // MessageStore is what the broker needs from a message store (RocketMQ's
@@ -80,15 +81,30 @@ type MessageStore interface {
 }
 
 // StagedPutter is a MessageStore that can split Put in two, as RocketMQ's
-// asyncPutMessage: PutStaged appends m and returns; when the producer must
-// wait (for the flush policy or a slave), wait is non-nil and blocks until
-// m is as durable as Put would have made it, returning Put's result. The
-// send workers append and run wait on another goroutine, so a group commit
-// serves every producer waiting, not at most SendWorkers of them. wait is
-// called at most once, from any goroutine. With a nil wait, res and err are
-// final.
+// asyncPutMessage: AppendStaged appends m and returns; when the producer
+// must wait (for the flush policy or a slave), wait is true and
+// WaitStaged(ctx, res) blocks until m is as durable as Put would have made
+// it, returning Put's result. The send workers append and run the wait on
+// another goroutine, so a group commit serves every producer waiting, not
+// at most SendWorkers of them. The two stages pass their state in res (no
+// closure or other allocation per put).
 type StagedPutter interface {
-	PutStaged(ctx context.Context, m *record.Message) (res PutResult, wait func() (PutResult, error), err error)
+	// AppendStaged appends m. With wait false, res and err are final.
+	// With wait true, err is nil, res is provisional (PhysOffsets not
+	// set) and WaitStaged must be called with it exactly once, from any
+	// goroutine; until then m's producer is not answered.
+	AppendStaged(ctx context.Context, m *record.Message) (res PutResult, wait bool, err error)
+	// WaitStaged waits for the message AppendStaged stored as res.
+	WaitStaged(ctx context.Context, res PutResult) (PutResult, error)
+}
+
+// stagedPut is what a staged put's WaitStaged continues from, carried in
+// its PutResult between the stages.
+type stagedPut struct {
+	store      store.PutResult // storeAdapter: the engine/store append to wait for
+	innerWaits bool            // haStore: the wrapped store's wait is pending
+	slaveWaits bool            // haStore: the producer waits for a slave
+	err        error           // haStore: the append's error, when only the slave is waited for
 }
 
 // ArrivingListener is told that (topic, queueID) now holds messages up to
@@ -158,6 +174,8 @@ type PutResult struct {
 	// LockWait, LockHeld and FlushWait are the put's store stages (see
 	// engine/store.PutResult); zero when the store does not report them.
 	LockWait, LockHeld, FlushWait time.Duration
+
+	staged stagedPut // between AppendStaged and WaitStaged (StagedPutter)
 }
 
 // GetStatus is the outcome of a read, named as RocketMQ's GetMessageStatus.

@@ -75,16 +75,23 @@ func (a storeAdapter) Put(ctx context.Context, m *record.Message) (PutResult, er
 	return fromStorePut(res), err
 }
 
-// PutStaged is store.PutStaged (StagedPutter).
-func (a storeAdapter) PutStaged(ctx context.Context, m *record.Message) (PutResult, func() (PutResult, error), error) {
-	res, wait, err := a.s.PutStaged(ctx, m)
-	if wait == nil {
-		return fromStorePut(res), nil, err
+// AppendStaged is store.AppendStaged (StagedPutter); a provisional result
+// keeps the store's in res.staged for WaitStaged.
+func (a storeAdapter) AppendStaged(ctx context.Context, m *record.Message) (PutResult, bool, error) {
+	res, wait, err := a.s.AppendStaged(ctx, m)
+	if !wait {
+		return fromStorePut(res), false, err
 	}
-	return fromStorePut(res), func() (PutResult, error) {
-		res, err := wait()
-		return fromStorePut(res), err
-	}, nil
+	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp,
+		LockWait: res.LockWait, LockHeld: res.LockHeld}
+	out.staged.store = res
+	return out, true, nil
+}
+
+// WaitStaged is store.WaitStaged (StagedPutter).
+func (a storeAdapter) WaitStaged(ctx context.Context, res PutResult) (PutResult, error) {
+	r, err := a.s.WaitStaged(ctx, res.staged.store)
+	return fromStorePut(r), err
 }
 
 // fromStorePut is a single put's result in the broker's terms.
