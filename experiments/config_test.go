@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -113,5 +114,62 @@ func TestShippedExperimentsValid(t *testing.T) {
 	}
 	if _, err := os.Stat("quick.yaml"); err != nil {
 		t.Fatal("quick.yaml (the README default) is missing")
+	}
+}
+
+// The plan is what Run runs: the overrides and reference minimums
+// applied, async cells raised to the reference duration, fio jobs listed,
+// and the estimate the sum of every repetition's cells, settles and jobs.
+func TestPlanResolvesAndEstimates(t *testing.T) {
+	e, err := Parse([]byte(`
+name: plan-tiny
+warmup: 1s
+duration: 2s
+repetitions: 2
+settle: 500ms
+workload: {mode: closed, producers: 2, size: "fixed:128"}
+matrix:
+  - {param: flush, values: [async, group]}
+peers: [fio]
+peer_duration: 3s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := NewPlan(e, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Cells) != 2 || len(pl.Fio) == 0 {
+		t.Fatalf("%d cells, %d fio jobs", len(pl.Cells), len(pl.Fio))
+	}
+	want := 2 * (2*(time.Second+2*time.Second+500*time.Millisecond) + time.Duration(len(pl.Fio))*3*time.Second)
+	if got := pl.Estimate(); got != want {
+		t.Fatalf("estimate %v, want %v", got, want)
+	}
+	var b strings.Builder
+	WritePlan(&b, pl)
+	if !strings.Contains(b.String(), "plan-tiny (default): 2 cells") || !strings.Contains(b.String(), "estimate: "+want.String()) {
+		t.Fatalf("plan text:\n%s", b.String())
+	}
+
+	ref, err := NewPlan(e, Options{Reference: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ref.Cells {
+		wantD := ref.Exp.Duration.D()
+		if c.Exp.Engine.Flush == "async" {
+			wantD = max(wantD, ReferenceDuration.D())
+		}
+		if c.Exp.Duration.D() != wantD {
+			t.Errorf("reference cell %s measures %v, want %v", c.Name, c.Exp.Duration.D(), wantD)
+		}
+	}
+	if ref.Exp.Warmup < ReferenceWarmup || ref.Exp.Repetitions < ReferenceReps || ref.Estimate() <= pl.Estimate() {
+		t.Fatalf("reference plan %v warm-up, %d reps, estimate %v", ref.Exp.Warmup.D(), ref.Exp.Repetitions, ref.Estimate())
+	}
+	if _, err := NewPlan(e, Options{Replay: true, Quick: true}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("replay with --quick: %v", err)
 	}
 }

@@ -26,6 +26,7 @@ func newRunCmd() *cobra.Command {
 		replay   string
 		dirty    bool
 		figures  string
+		plan     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run EXPERIMENT.yaml | run --replay RUN_DIR",
@@ -44,7 +45,9 @@ reference numbers); --reference its reference overrides with at least 60 s
 warm-up, 5 repetitions and 5 min measured where the flush/writeback cycle
 matters. --replay RUN_DIR reruns exactly the resolved config that run recorded.
 Writing into the repository's results/ from a modified tree is refused
-unless --allow-dirty (the diff is then saved beside the run).`,
+unless --allow-dirty (the diff is then saved beside the run). --plan prints
+the resolved cells, their measured times and the estimated wall time, and
+runs nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if replay != "" {
 				return cobra.NoArgs(cmd, args)
@@ -62,11 +65,20 @@ unless --allow-dirty (the diff is then saved beside the run).`,
 			if err != nil {
 				return err
 			}
-			o, err := experiments.Run(cmd.Context(), exp, experiments.Options{
+			opts := experiments.Options{
 				OutRoot: out, StoreRoot: store, Quick: quick, Duration: duration,
 				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args, Namesrv: namesrv, Repetitions: reps,
 				Reference: ref, Replay: replay != "", AllowDirty: dirty, FiguresDir: figures,
-			})
+			}
+			if plan {
+				pl, err := experiments.NewPlan(exp, opts)
+				if err != nil {
+					return err
+				}
+				experiments.WritePlan(cmd.OutOrStdout(), pl)
+				return nil
+			}
+			o, err := experiments.Run(cmd.Context(), exp, opts)
 			if err != nil {
 				return err
 			}
@@ -89,6 +101,7 @@ unless --allow-dirty (the diff is then saved beside the run).`,
 	f.BoolVar(&ref, "reference", false, "reference run: the experiment's reference overrides, >= 60s warm-up, >= 5 repetitions, >= 5m measured where writeback matters")
 	f.StringVar(&replay, "replay", "", "rerun exactly the resolved config recorded in this run directory's manifest")
 	f.BoolVar(&dirty, "allow-dirty", false, "allow writing into the repository's results/ from a modified source tree (the diff is saved beside the run)")
+	f.BoolVar(&plan, "plan", false, "print the resolved cells, their measured times and the estimated wall time; run nothing")
 	f.StringVar(&namesrv, "namesrv", "", "drive the broker(s) registered with this name server (host:port) instead of an in-process engine")
 	return cmd
 }

@@ -103,3 +103,35 @@ func cfgOf(t *testing.T, manifest []byte) string {
 	}
 	return string(m.Config)
 }
+
+// run --plan prints the resolved cells and the estimate and runs nothing.
+func TestRunPlanRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "tiny.yaml")
+	os.WriteFile(exp, []byte(`
+name: tiny
+settle: 1s
+warmup: 1s
+duration: 3s
+workload: {mode: closed, producers: 2, size: fixed:256}
+matrix:
+  - {param: flush, values: [async, group]}
+`), 0o644)
+	out := filepath.Join(dir, "results")
+	var stdout bytes.Buffer
+	root := newRoot()
+	root.SetOut(&stdout)
+	root.SetArgs([]string{"run", exp, "--out", out, "--plan", "--reps", "2"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	got := stdout.String()
+	for _, want := range []string{"tiny (default): 2 cells + 0 fio jobs × 2 repetitions", "path=mmap/flush=async", "path=mmap/flush=group", "estimate: 20s"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("plan lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("--plan created %s (%v)", out, err)
+	}
+}
