@@ -11,7 +11,7 @@
 # FIO_LOG_SIZE (bytes the log-pattern fio job writes as fresh segment-size files, 4g),
 # FIO=0 skips fio (P3 is then reported missing), TMPDIR (where the benchmarks
 # and fio write; both use the same file system), OUT (results root, results/bench),
-# PROFILE=1 adds CPU profiles of the P1 and P3 rows (PROFILE_TIME each, 5s).
+# PROFILE=1 adds CPU profiles of the P1, P2 (group) and P3 rows (PROFILE_TIME each, 5s).
 #
 # Output, under results/bench/<stamp>/:
 #   manifest.json   commit, dirty flag, kernel, CPU, store file system/device, Go, config
@@ -24,7 +24,7 @@
 #   by-path.txt     benchstat -col /path bench.txt
 #   by-flush.txt    benchstat -table .name -col /flush -row /path,/size,/conc bench.txt
 #   ratios.txt      P1–P3: median and min–max over the counts (ratios.json with the per-count values)
-#   cpu-*.prof      with PROFILE=1: CPU profiles of the P1/P3 rows (symbolized; go tool pprof
+#   cpu-*.prof      with PROFILE=1: CPU profiles of the P1/P2/P3 rows (symbolized; go tool pprof
 #                   reads them alone), cpu-*.top.txt their pprof -top, cpu-*.bench.txt the runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,12 +117,14 @@ if [ "$FIO" != 0 ]; then
 fi
 
 # PROFILE=1: a CPU profile of each P1 row (Append, async, 1 KiB, 1 producer,
-# per path in bench.txt) and of the P3 row, with pprof's top entries beside it.
+# per path in bench.txt), of the P2 group rows (pwrite and mmap, 64 producers)
+# and of the P3 row, with pprof's top entries beside it.
 if [ "$PROFILE" != 0 ]; then
   go test -c -o "$work/commitlog.test" ./engine/commitlog
   paths=$(sed -n 's|^BenchmarkAppend/path=\([a-z]*\)/flush=async/size=1024/conc=1-.*|\1|p' "$out/bench.txt" | sort -u)
   rows=()
   for p in $paths; do rows+=("path=$p/flush=async/size=1024/conc=1"); done
+  for p in pwrite mmap; do rows+=("path=$p/flush=group/size=1024/conc=64"); done
   rows+=("path=direct/flush=async/size=65536/conc=4")
   for row in "${rows[@]}"; do
     name=Append_$(echo "$row" | tr '/=' '_-')
