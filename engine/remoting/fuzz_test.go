@@ -280,6 +280,10 @@ func TestJSONDecoderMatchesModel(t *testing.T) {
 		`{"extFields":{"o":{"x":1}}}`, `{"extFields":{"a":[1]}}`, `{"extFields":"x"}`, `{"extFields":5}`,
 		`{"code":"105"}`, `{"code":"+5"}`, `{"code":" 5"}`, `{"code":"x"}`, `{"code":true}`, `{"code":[]}`,
 		`{"opaque":{}}`, `{"remark":5}`, `{"remark":true}`, `{"remark":[]}`, `{"flag":2147483648}`,
+		// escaped values are unescaped over their own span of the header copy;
+		// invalid UTF-8 outgrows it and must leave the values after it intact
+		"{\"remark\":\"\xff\xff\xff\\n\",\"extFields\":{\"a\":\"plain\",\"b\":\"x\\u0001y\\u0002\"}}",
+		"{\"extFields\":{\"p\":\"K\\u0001\xff\xfe\\u0002\",\"q\":\"after\",\"r\":\"\\ud83d\\ude00z\"}}",
 	} {
 		checkAgainstModel(t, []byte(s))
 	}

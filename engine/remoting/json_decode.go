@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxJSONDepth bounds object/array nesting while skipping unknown values; it
@@ -25,18 +26,24 @@ const maxJSONDepth = 10000
 // the request is answered, not the connection closed. The fuzz test checks
 // the decoder against a model built on encoding/json.
 //
-// Values without escapes are substrings of one string copy of the whole
-// header (text), so a header costs one allocation for all of its values
-// instead of one per value; keys come from the intern table.
+// Values are strings over one copy of the whole header (text), so a
+// header costs one allocation for all of its values instead of one per
+// value: a value without escapes is its bytes in text; a value with
+// escapes (the properties' \u0001 and \u0002) is unescaped into text over
+// its own escaped span, which its unescaped form never outgrows (except
+// for invalid UTF-8, copied instead). Every byte of text is final before a
+// string is made over it, and text is not written after the header is
+// decoded. Keys come from the intern table.
 type jsonDecoder struct {
 	data     []byte
-	text     string // string(data), made once: plain values are its substrings
+	text     []byte // the decoder's copy of data: the values' bytes
 	pos      int
 	fieldErr error // first member of the wrong type (the object itself is valid)
 }
 
 func decodeJSONHeader(data []byte, c *Command) error {
-	d := jsonDecoder{data: data, text: string(data)}
+	d := jsonDecoder{data: data, text: make([]byte, len(data))}
+	copy(d.text, data)
 	d.skipWS()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		return d.errorf("header is not a JSON object")
@@ -531,7 +538,10 @@ func (d *jsonDecoder) str() (string, error) {
 			break
 		}
 	}
-	buf := make([]byte, 0, 32)
+	// Unescape into text over the value's own span: buf starts there, and
+	// what was read from data so far is at least as long as what was
+	// written, except after invalid UTF-8 (1 byte becomes U+FFFD's 3).
+	buf := d.text[start:start]
 	p := start
 	for {
 		if p >= len(data) {
@@ -542,7 +552,14 @@ func (d *jsonDecoder) str() (string, error) {
 		switch {
 		case b == '"':
 			d.pos = p + 1
-			return string(buf), nil
+			if len(buf) <= p-start {
+				return d.sub(start, start+len(buf)), nil
+			}
+			// The value outgrew its span: restore the text after it
+			// (no string covers it yet) and copy the value out.
+			v := string(buf)
+			copy(d.text[p:], data[p:])
+			return v, nil
 		case b < 0x20:
 			d.pos = p
 			return "", d.errorf("control character in string")
@@ -609,13 +626,13 @@ func (d *jsonDecoder) str() (string, error) {
 	}
 }
 
-// sub is data[i:j] as a string: a substring of text when the decoder has
-// it (no allocation), a copy otherwise.
+// sub is text[i:j] as a string over text (no allocation); text[i:j] must
+// be final (see jsonDecoder).
 func (d *jsonDecoder) sub(i, j int) string {
-	if len(d.text) == len(d.data) {
-		return d.text[i:j]
+	if i == j {
+		return ""
 	}
-	return string(d.data[i:j])
+	return unsafe.String(&d.text[i], j-i)
 }
 
 // hex4 decodes four hex digits, or returns -1.

@@ -1,0 +1,142 @@
+package remoting
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sendFrame is a SEND_MESSAGE_V2 frame with every header field and a body.
+func sendFrame(t *testing.T, ext ExtFields) []byte {
+	t.Helper()
+	req := NewRequest(ReqSendMessageV2, ext)
+	req.Body = bytes.Repeat([]byte("b"), 1024)
+	frame, err := AppendFrame(nil, req, SerializeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frame
+}
+
+func fullSendHeader() ExtFields {
+	return SendMessageHeader{ProducerGroup: "PG", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 8,
+		QueueID: 3, BornTimestamp: 1700000000000, Properties: "TAGS\x01a\x02", BrokerName: "broker-a"}.ExtFields(true)
+}
+
+// TestServerRequestMapsReused: a server connection decodes requests into
+// maps of its own pool (requestExtPool); once a request's map is released
+// the next request is decoded into it, so a send header's 14 fields cost
+// no allocation: reading a send frame costs what reading a frame without
+// extFields does (its buffer, the Command and the header's one string
+// copy). Maps released by clients (NewExtFields's pool) are not mixed in.
+func TestServerRequestMapsReused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under -race")
+	}
+	full, bare := sendFrame(t, fullSendHeader()), sendFrame(t, nil)
+	r := bytes.NewReader(nil)
+	fr := frameReader{r: r, extPool: &requestExtPool}
+	read := func(frame []byte) *Command {
+		r.Reset(frame)
+		c, err := fr.read(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := read(full)
+	if len(first.ExtFields) != 14 || first.ExtFields["b"] != "T" || len(first.Body) != 1024 {
+		t.Fatalf("decoded %v, body %d bytes", first.ExtFields, len(first.Body))
+	}
+	m := reflect.ValueOf(first.ExtFields).UnsafePointer()
+	first.ReleaseExtFields()
+	NewExtFields(6)["x"] = "y" // a client's map: not from, nor into, the server's pool
+	(&Command{ExtFields: ExtFields{"small": "1"}}).ReleaseExtFields()
+	second := read(full)
+	if reflect.ValueOf(second.ExtFields).UnsafePointer() != m || len(second.ExtFields) != 14 {
+		t.Fatal("the next request was not decoded into the released request map")
+	}
+	second.ReleaseExtFields()
+
+	withExt := testing.AllocsPerRun(200, func() { read(full).ReleaseExtFields() })
+	without := testing.AllocsPerRun(200, func() { read(bare) })
+	if withExt != without || withExt > 3 {
+		t.Fatalf("reading a send frame allocates %.1f times, a frame without extFields %.1f (want equal, ≤ 3)", withExt, without)
+	}
+}
+
+// TestReleasedRequestKeepsDecodedValues: the strings a request's header
+// was decoded into do not live in its map, so values read from a request
+// stay intact after its map is released and reused for the next request.
+func TestReleasedRequestKeepsDecodedValues(t *testing.T) {
+	r := bytes.NewReader(nil)
+	fr := frameReader{r: r, extPool: &requestExtPool}
+	r.Reset(sendFrame(t, fullSendHeader()))
+	c, err := fr.read(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := ParseSendMessageHeader(c.ExtFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := c.Body
+	c.ReleaseExtFields()
+	other := fullSendHeader()
+	other["b"], other["a"], other["i"] = "OtherTopic", "OtherGroup", "KEYS\x01k"
+	for range 10 {
+		r.Reset(sendFrame(t, other))
+		c2, err := fr.read(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2.ReleaseExtFields()
+	}
+	if h.Topic != "T" || h.ProducerGroup != "PG" || h.Properties != "TAGS\x01a\x02" || !bytes.Equal(body, bytes.Repeat([]byte("b"), 1024)) {
+		t.Fatalf("a released request's values changed: %+v, body %q...", h, body[:8])
+	}
+}
+
+// TestResetResponse: a reused response is what NewResponse makes, with
+// nothing left of its previous use.
+func TestResetResponse(t *testing.T) {
+	c := &Command{Code: 9, Opaque: 77, Flag: FlagOneway, Remark: "old", ExtFields: ExtFields{"k": "v"}, Body: []byte("x")}
+	c.ResetResponse(RespSystemBusy, "busy")
+	want := NewResponse(RespSystemBusy, "busy")
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("reset response %+v, want %+v", c, want)
+	}
+}
+
+// TestEscapedValuesShareTheHeaderCopy: escaped values (the properties'
+// \u0001 separators) are unescaped into the header's one copy instead of
+// costing an allocation each, and a value that outgrows its escaped span
+// (invalid UTF-8 becomes U+FFFD) leaves the values after it intact.
+func TestEscapedValuesShareTheHeaderCopy(t *testing.T) {
+	invalid := strings.Repeat("\xff", 16)
+	header := []byte("{\"code\":310,\"remark\":\"\xff\xff\xff\\n\",\"extFields\":{\"i\":\"TAGS\\u0001a\\u0002UNIQ_KEY\\u0001u\\u0002\"," +
+		"\"p\":\"" + invalid + "\",\"b\":\"after the invalid value\",\"j\":\"x\\u00e9\"}}")
+	c, err := DecodeHeader(header, SerializeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Remark != "\uFFFD\uFFFD\uFFFD\n" || c.ExtFields["i"] != "TAGS\x01a\x02UNIQ_KEY\x01u\x02" || c.ExtFields["b"] != "after the invalid value" ||
+		c.ExtFields["p"] != strings.Repeat("\uFFFD", 16) || c.ExtFields["j"] != "xé" || c.Code != 310 {
+		t.Fatalf("decoded %q %q", c.Remark, c.ExtFields)
+	}
+	if raceEnabled {
+		return
+	}
+	plain := []byte(`{"code":310,"extFields":{"i":"TAGS a","b":"T"}}`)
+	escaped := []byte(`{"code":310,"extFields":{"i":"TAGS\u0001a\u0002","b":"T"}}`)
+	decode := func(h []byte) func() {
+		return func() {
+			c, _ := decodeHeader(h, SerializeJSON, &requestExtPool)
+			c.ReleaseExtFields()
+		}
+	}
+	if p, e := testing.AllocsPerRun(100, decode(plain)), testing.AllocsPerRun(100, decode(escaped)); p != e {
+		t.Fatalf("a header with escaped values allocates %.1f times, one without %.1f", e, p)
+	}
+}
