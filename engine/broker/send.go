@@ -123,11 +123,12 @@ func (b *Broker) addSendProperties(m *record.Message) string {
 func (b *Broker) sendAnswer(op *sendOp, res PutResult, err error) *remoting.Command {
 	b.sendStored(op.sc, op.req, op.queueID, 1, res)
 	b.rt.countPut(op.topic, 1, op.bodyLen, res.Status.Stored())
-	if !res.Status.Stored() || len(res.PhysOffsets) == 0 {
+	phys, ok := res.firstPhys()
+	if !res.Status.Stored() || !ok {
 		return putResponse(res, err)
 	}
 	code, remark := putCode(res, err)
-	return op.storedResponse(code, remark, res.PhysOffsets[0], res.QueueOffset)
+	return op.storedResponse(code, remark, phys, res.QueueOffset)
 }
 
 // sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body

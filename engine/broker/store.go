@@ -90,9 +90,11 @@ type MessageStore interface {
 // closure or other allocation per put).
 type StagedPutter interface {
 	// AppendStaged appends m. With wait false, res and err are final.
-	// With wait true, err is nil, res is provisional (PhysOffsets not
-	// set) and WaitStaged must be called with it exactly once, from any
-	// goroutine; until then m's producer is not answered.
+	// With wait true, err is nil, res is provisional (no offsets set) and
+	// WaitStaged must be called with it exactly once, from any
+	// goroutine; until then m's producer is not answered. Either stage's
+	// result reports the record's offset in PhysOffset (with End), not
+	// PhysOffsets.
 	AppendStaged(ctx context.Context, m *record.Message) (res PutResult, wait bool, err error)
 	// WaitStaged waits for the message AppendStaged stored as res.
 	WaitStaged(ctx context.Context, res PutResult) (PutResult, error)
@@ -165,7 +167,12 @@ type PutResult struct {
 	// QueueOffset is the queue offset of the (first) message.
 	QueueOffset int64
 	// PhysOffsets holds each stored record's commit-log offset, in order.
+	// A staged put's result (StagedPutter) leaves it nil and reports its
+	// one record in PhysOffset (no allocation per put).
 	PhysOffsets []int64
+	// PhysOffset is the (first) stored record's commit-log offset when the
+	// store sets it (engine/store does); see firstPhys.
+	PhysOffset int64
 	// StoreTimestamp is the (first) record's STORETIMESTAMP, ms.
 	StoreTimestamp int64
 	// End is the commit-log offset one past the last stored record (what a
@@ -176,6 +183,16 @@ type PutResult struct {
 	LockWait, LockHeld, FlushWait time.Duration
 
 	staged stagedPut // between AppendStaged and WaitStaged (StagedPutter)
+}
+
+// firstPhys is the first stored record's commit-log offset: PhysOffsets[0],
+// else PhysOffset when the result has a record's end (a staged put's);
+// false when the store reported no offset.
+func (r PutResult) firstPhys() (int64, bool) {
+	if len(r.PhysOffsets) > 0 {
+		return r.PhysOffsets[0], true
+	}
+	return r.PhysOffset, r.End > 0
 }
 
 // GetStatus is the outcome of a read, named as RocketMQ's GetMessageStatus.

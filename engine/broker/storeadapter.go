@@ -80,7 +80,7 @@ func (a storeAdapter) Put(ctx context.Context, m *record.Message) (PutResult, er
 func (a storeAdapter) AppendStaged(ctx context.Context, m *record.Message) (PutResult, bool, error) {
 	res, wait, err := a.s.AppendStaged(ctx, m)
 	if !wait {
-		return fromStorePut(res), false, err
+		return fromStagedPut(res), false, err
 	}
 	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp,
 		LockWait: res.LockWait, LockHeld: res.LockHeld}
@@ -91,15 +91,25 @@ func (a storeAdapter) AppendStaged(ctx context.Context, m *record.Message) (PutR
 // WaitStaged is store.WaitStaged (StagedPutter).
 func (a storeAdapter) WaitStaged(ctx context.Context, res PutResult) (PutResult, error) {
 	r, err := a.s.WaitStaged(ctx, res.staged.store)
-	return fromStorePut(r), err
+	return fromStagedPut(r), err
 }
 
 // fromStorePut is a single put's result in the broker's terms.
 func fromStorePut(res store.PutResult) PutResult {
+	out := fromStagedPut(res)
+	if out.Status.Stored() {
+		out.PhysOffsets = []int64{res.WroteOffset}
+	}
+	return out
+}
+
+// fromStagedPut is fromStorePut for a staged put: the record's offset in
+// PhysOffset only, without the PhysOffsets slice (StagedPutter).
+func fromStagedPut(res store.PutResult) PutResult {
 	out := PutResult{Status: putStatus(res.Status), QueueOffset: res.QueueOffset, StoreTimestamp: res.StoreTimestamp,
 		LockWait: res.LockWait, LockHeld: res.LockHeld, FlushWait: res.FlushWait}
 	if out.Status.Stored() {
-		out.PhysOffsets = []int64{res.WroteOffset}
+		out.PhysOffset = res.WroteOffset
 		out.End = res.WroteOffset + res.WroteBytes
 	}
 	return out
