@@ -9,7 +9,9 @@ import (
 // Command is one request or response: the header fields plus the body.
 //
 // A Command is not safe for concurrent mutation; hand it from goroutine to
-// goroutine. Body may alias the frame buffer it was decoded from.
+// goroutine. Body may alias the frame buffer it was decoded from; a
+// request a server connection decoded may be recycled with that buffer
+// by Release (recycle.go), and is not otherwise.
 type Command struct {
 	Code      int32 // request code, or response code in a response
 	Language  Language
@@ -34,6 +36,11 @@ type Command struct {
 	// extPool is the pool the decoder took ExtFields from, to which
 	// ReleaseExtFields returns it (nil: extPool).
 	extPool *sync.Pool
+	// recycle marks a request a server connection decoded into a Command
+	// from cmdPool; frame is the pooled buffer its Body points into (nil
+	// for a frame too large for the pools). Release gives both back.
+	recycle bool
+	frame   *[]byte
 
 	// headerErr is set by the JSON decoder when the header is a JSON object
 	// but a member has a value of the wrong type (ErrBadHeaderField): the

@@ -26,6 +26,7 @@ type connOptions struct {
 	observers     []Observer     // told about each answered request; non-empty = take Timings
 	onewayDropped *atomic.Uint64 // oneway requests the server refused before a processor saw them (nil: not counted)
 	extPool       *sync.Pool     // decoded ExtFields maps come from it (nil: NewExtFields's); server conns: requestExtPool
+	recycle       bool           // requests are read into pooled frames and Commands (server conns; Command.Release)
 }
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
@@ -158,7 +159,14 @@ func (c *Conn) closeWith(cause error) {
 	c.mu.closeErr = cause
 	pending := c.mu.pending
 	c.mu.pending = nil
-	inflight := c.mu.inflight
+	// The tokens live in their requests, which may be recycled (Release)
+	// once answered: read what is needed of them under the lock.
+	var released []func()
+	for t := range c.mu.inflight {
+		if t.onRelease != nil {
+			released = append(released, t.onRelease)
+		}
+	}
 	c.mu.inflight = nil
 	hooks := c.mu.hooks
 	c.mu.hooks = nil
@@ -173,10 +181,8 @@ func (c *Conn) closeWith(cause error) {
 	for _, cl := range pending {
 		cl.finish(nil, err)
 	}
-	for t := range inflight {
-		if t.onRelease != nil {
-			t.onRelease()
-		}
+	for _, f := range released {
+		f()
 	}
 	for _, h := range hooks {
 		h(c)
@@ -186,7 +192,8 @@ func (c *Conn) closeWith(cause error) {
 
 // readLoop reads frames until the connection fails or is closed.
 func (c *Conn) readLoop() {
-	fr := &frameReader{r: bufio.NewReaderSize(c.nc, 64<<10), maxFrameBytes: c.opts.maxFrameBytes, extPool: c.opts.extPool}
+	fr := &frameReader{r: bufio.NewReaderSize(c.nc, 64<<10), maxFrameBytes: c.opts.maxFrameBytes,
+		extPool: c.opts.extPool, recycle: c.opts.recycle}
 	for {
 		if c.opts.idleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.opts.idleTimeout))

@@ -27,13 +27,16 @@ func EncodeHeader(dst []byte, c *Command, st SerializeType) ([]byte, error) {
 
 // DecodeHeader decodes a header encoded as st. Body is left nil.
 func DecodeHeader(header []byte, st SerializeType) (*Command, error) {
-	return decodeHeader(header, st, nil)
+	return decodeHeader(header, st, nil, nil)
 }
 
-// decodeHeader is DecodeHeader taking the ExtFields map from pool (nil:
-// NewExtFields's).
-func decodeHeader(header []byte, st SerializeType, pool *sync.Pool) (*Command, error) {
-	c := &Command{SerializeType: st, extPool: pool}
+// decodeHeader is DecodeHeader into c (nil: a new Command), which must be
+// zeroed, taking the ExtFields map from pool (nil: NewExtFields's).
+func decodeHeader(header []byte, st SerializeType, pool *sync.Pool, c *Command) (*Command, error) {
+	if c == nil {
+		c = new(Command)
+	}
+	c.SerializeType, c.extPool = st, pool
 	var err error
 	switch st {
 	case SerializeJSON:
@@ -93,9 +96,10 @@ func checkFrameLength(length int32, maxFrameBytes int) error {
 }
 
 // decodeFrameContent decodes the bytes after the length field: the
-// header-length word, the header and the body (aliased, not copied). The
-// ExtFields map comes from pool (nil: NewExtFields's).
-func decodeFrameContent(content []byte, pool *sync.Pool) (*Command, error) {
+// header-length word, the header and the body (aliased, not copied), into
+// c (nil: a new Command). The ExtFields map comes from pool (nil:
+// NewExtFields's).
+func decodeFrameContent(content []byte, pool *sync.Pool, c *Command) (*Command, error) {
 	hv := binary.BigEndian.Uint32(content)
 	st := SerializeType(hv >> 24)
 	hl := int(hv & maxHeaderBytes)
@@ -105,7 +109,7 @@ func decodeFrameContent(content []byte, pool *sync.Pool) (*Command, error) {
 	if st != SerializeJSON && st != SerializeRocketMQ {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownSerializeType, st)
 	}
-	c, err := decodeHeader(content[4:4+hl], st, pool)
+	c, err := decodeHeader(content[4:4+hl], st, pool, c)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +134,7 @@ func DecodeFrame(buf []byte, maxFrameBytes int) (*Command, int, error) {
 	if len(buf) < n {
 		return nil, 0, fmt.Errorf("%w: %d of %d bytes", ErrTruncatedFrame, len(buf), n)
 	}
-	c, err := decodeFrameContent(buf[4:n], nil)
+	c, err := decodeFrameContent(buf[4:n], nil, nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -151,7 +155,10 @@ type frameReader struct {
 	r             io.Reader
 	maxFrameBytes int
 	extPool       *sync.Pool // where decoded ExtFields maps come from (nil: NewExtFields's)
-	lb            [4]byte
+	// recycle: frames and Commands come from the request pools and the
+	// commands are marked for Release (server connections; recycle.go).
+	recycle bool
+	lb      [4]byte
 }
 
 // read reads and decodes the next frame; timed stamps the command's
@@ -168,18 +175,36 @@ func (fr *frameReader) read(timed bool) (*Command, error) {
 	if err := checkFrameLength(length, fr.maxFrameBytes); err != nil {
 		return nil, err
 	}
-	content, err := readGrowing(fr.r, int(length))
-	if err != nil {
+	var frame *[]byte // pooled
+	var content []byte
+	var err error
+	if fr.recycle && int(length) <= maxPooledFrame {
+		if frame, err = readPooled(fr.r, int(length)); err != nil {
+			return nil, err
+		}
+		content = *frame
+	} else if content, err = readGrowing(fr.r, int(length)); err != nil {
 		return nil, err
 	}
 	if timed {
 		read = Nanotime()
 	}
-	c, err := decodeFrameContent(content, fr.extPool)
-	if err == nil && timed {
+	var dst *Command
+	if fr.recycle {
+		dst = newCommand()
+	}
+	c, err := decodeFrameContent(content, fr.extPool, dst)
+	if err != nil {
+		if frame != nil {
+			putFrame(frame) // nothing decoded refers to it: the error's text is a copy
+		}
+		return nil, err
+	}
+	c.recycle, c.frame = fr.recycle, frame
+	if timed {
 		c.Timings = Timings{FrameStart: start, FrameRead: read, Decoded: Nanotime()}
 	}
-	return c, err
+	return c, nil
 }
 
 // frameReadChunk is how much of a frame's announced length is allocated

@@ -132,7 +132,7 @@ func TestEscapedValuesShareTheHeaderCopy(t *testing.T) {
 	escaped := []byte(`{"code":310,"extFields":{"i":"TAGS\u0001a\u0002","b":"T"}}`)
 	decode := func(h []byte) func() {
 		return func() {
-			c, _ := decodeHeader(h, SerializeJSON, &requestExtPool)
+			c, _ := decodeHeader(h, SerializeJSON, &requestExtPool, nil)
 			c.ReleaseExtFields()
 		}
 	}

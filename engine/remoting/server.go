@@ -111,6 +111,7 @@ func NewServer(cfg ServerConfig) *Server {
 		badInput:      newBadInputLog(s.log, cfg.BadInputLogInterval),
 		onewayDropped: &s.onewayDropped,
 		extPool:       &requestExtPool,
+		recycle:       true,
 	}
 	s.activeDone = s.active.done
 	s.badStop = make(chan struct{})
