@@ -18,9 +18,10 @@ import (
 // response is written.
 //
 // Ownership: one goroutine at a time — the send worker, then (handOn) the
-// waiter goroutine it hands the wait to. The store must not keep msg (the
-// MessageStore contract); resp and its ext values, which alias ids, are
-// only read by conn.Reply, which encodes them before answer returns the op.
+// waiter goroutine it hands the wait to. The store must not keep msg or
+// its Body, which points into the request's pooled frame (the MessageStore
+// contract); resp and its ext values, which alias ids, are only read by
+// conn.Reply, which encodes them before answer returns the op.
 type sendOp struct {
 	b    *Broker
 	ctx  context.Context
@@ -52,13 +53,17 @@ func (b *Broker) newSendOp(ctx context.Context, conn *remoting.Conn, req *remoti
 	return op
 }
 
-// answer runs the after hooks, writes resp, returns the request's header
-// map to the remoting pool and op to its pool. resp may be op's own.
+// answer runs the after hooks, writes resp, returns the request (its
+// Command, frame buffer and header map: remoting's Command.Release) to
+// the remoting pools and op to its pool. resp may be op's own. Nothing
+// refers to the request any more: the store copied the body during the
+// put (the MessageStore contract), the header's strings are not in the
+// frame, and Reply encoded the response.
 func (op *sendOp) answer(resp *remoting.Command) {
 	b, req := op.b, op.req
 	b.sendEnd(op.sc, resp)
 	b.replySend(op.conn, req, resp)
-	req.ReleaseExtFields()
+	req.Release()
 	if resp != &op.resp {
 		resp.ReleaseExtFields()
 	}

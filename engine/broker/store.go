@@ -14,7 +14,11 @@ import (
 // DefaultMessageStore is adapted to it; memstore is an in-memory
 // implementation for tests and network benchmarks.
 //
-// Every method may be called concurrently. Records handed out (GetResult,
+// Every method may be called concurrently. A put (Put, PutBatch,
+// StagedPutter.AppendStaged) must not keep the message, its Body or its
+// Properties once it returns: a single send's message and the request
+// frame its body points into are reused after the send is answered
+// (copy what must outlive the call). Records handed out (GetResult,
 // QueryResult, ReadRecord) are complete commit-log records in the
 // engine/record format; the broker owns the buffers it is given (it sends
 // them as response bodies) and never modifies them.
