@@ -64,4 +64,15 @@
 // request handed to a processor must not be modified after it was replied to.
 // Server and Client are safe for concurrent use; processors are registered
 // before Start.
+//
+// # Memory
+//
+// A request read by a server connection costs one allocation when its
+// processor recycles it: the copy of its header that every decoded string
+// (ExtFields values, remark) points into. Its frame buffer (up to 64 KiB),
+// its Command and its ExtFields map come from pools, and go back to them
+// only when the processor calls Command.Release after answering — the
+// broker does for single sends — so a processor that keeps a request, its
+// Body (which points into the frame) or its map is never affected; the
+// header's strings never point into the frame. See recycle.go.
 package remoting
