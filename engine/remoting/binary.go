@@ -70,13 +70,27 @@ func decodeBinaryHeader(data []byte, c *Command) error {
 	if remarkLen < 0 || remarkLen > int64(len(data)-p-4) {
 		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrMalformedHeader, remarkLen, len(data)-p)
 	}
-	c.Remark = string(data[p : p+int(remarkLen)])
+	// The remark and the ext values are substrings of one copy of the
+	// header, made when the first of them is not empty: one allocation
+	// per header instead of one per value.
+	var text string
+	sub := func(i, j int) string {
+		if i == j {
+			return ""
+		}
+		if text == "" {
+			text = string(data)
+		}
+		return text[i:j]
+	}
+	c.Remark = sub(p, p+int(remarkLen))
 	p += int(remarkLen)
 	extLen := int64(int32(binary.BigEndian.Uint32(data[p:])))
 	p += 4
 	if extLen < 0 || extLen > int64(len(data)-p) {
 		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrMalformedHeader, extLen, len(data)-p)
 	}
+	extStart := p
 	ext := data[p : p+int(extLen)]
 	if p+int(extLen) != len(data) {
 		return fmt.Errorf("%w: %d bytes after the ext fields", ErrMalformedHeader, len(data)-p-int(extLen))
@@ -101,7 +115,7 @@ func decodeBinaryHeader(data []byte, c *Command) error {
 		if vl < 0 || vl > int64(len(ext)-q) {
 			return fmt.Errorf("%w: ext value length %d", ErrMalformedHeader, vl)
 		}
-		c.ExtFields[k] = string(ext[q : q+int(vl)])
+		c.ExtFields[k] = sub(extStart+q, extStart+q+int(vl))
 		q += int(vl)
 	}
 	return nil
