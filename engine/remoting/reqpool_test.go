@@ -3,6 +3,7 @@ package remoting
 import (
 	"bytes"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,9 @@ func TestServerRequestMapsReused(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under -race")
 	}
+	// One P: a pooled map goes to the P's private slot, which a goroutine
+	// moved to another P would not see.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	full, bare := sendFrame(t, fullSendHeader()), sendFrame(t, nil)
 	r := bytes.NewReader(nil)
 	fr := frameReader{r: r, extPool: &requestExtPool}
