@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +101,30 @@ const (
 	childExitBadSpec = 2
 )
 
+// ChildProfileEnv, when set to a directory in the harness's environment,
+// makes every child server write a CPU profile of its whole life there as
+// <kind>-<pid>.pprof (kind: broker or nats), read with
+// go tool pprof <brokerlab binary> <file>: where a process cell's server
+// CPU per message goes.
+const ChildProfileEnv = "BROKERLAB_CHILD_CPUPROFILE"
+
+// startChildProfile starts the child's CPU profile in dir; stop ends and
+// closes it.
+func startChildProfile(dir, kind string) (stop func(), err error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", kind, os.Getpid())))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 // RunChildIfAsked serves as a cell's server process when ChildEnv is set,
 // and then exits; otherwise it returns at once. Call it first thing in
 // main and in TestMain of a test binary that runs transport-process cells.
@@ -131,6 +157,14 @@ func runChild(specJSON string, in io.Reader, out, errw io.Writer) int {
 	signal.Notify(term, syscall.SIGTERM)
 	defer signal.Stop(term)
 
+	if dir := os.Getenv(ChildProfileEnv); dir != "" {
+		stop, err := startChildProfile(dir, spec.Kind)
+		if err != nil {
+			fmt.Fprintf(errw, "brokerlab child: %s: %v\n", ChildProfileEnv, err)
+			return childExitFailed
+		}
+		defer stop()
+	}
 	srv, err := startChildServer(spec, errw)
 	if err != nil {
 		fmt.Fprintf(errw, "brokerlab child: %s server: %v\n", spec.Kind, err)

@@ -124,6 +124,8 @@ pairings:
 	if err != nil {
 		t.Fatal(err)
 	}
+	profDir := t.TempDir()
+	t.Setenv(ChildProfileEnv, profDir) // each child writes its CPU profile there
 	w := watchChildren(nil)
 	var log strings.Builder
 	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Progress: &log,
@@ -131,6 +133,15 @@ pairings:
 	pids := w.finish()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, kind := range []string{childBroker, childNATS} {
+		files, _ := filepath.Glob(filepath.Join(profDir, kind+"-*.pprof"))
+		if len(files) != 1 {
+			t.Fatalf("%s CPU profiles %v, want one", kind, files)
+		}
+		if b, err := os.ReadFile(files[0]); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Fatalf("%s: not a gzip'd pprof profile (%d bytes, %v)", files[0], len(b), err)
+		}
 	}
 	if o.Status != result.StatusOK || len(o.Cells) != 2 {
 		t.Fatalf("status %s, %d cells\n%s", o.Status, len(o.Cells), log.String())
