@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,12 +32,36 @@ var subcommands []func() *cobra.Command
 func register(f func() *cobra.Command) { subcommands = append(subcommands, f) }
 
 func newRoot() *cobra.Command {
+	var cpuProfile string
+	var stopProfile func()
 	root := &cobra.Command{
 		Use:           "brokerlab",
 		Short:         "How should a commit-log message broker write, flush and cache its data?",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if cpuProfile == "" {
+				return nil
+			}
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+			return nil
+		},
+		PersistentPostRun: func(cmd *cobra.Command, args []string) {
+			if stopProfile != nil {
+				stopProfile()
+			}
+		},
 	}
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "",
+		"write this process's CPU profile to the file (servers of transport: process cells: $"+experiments.ChildProfileEnv+"=DIR)")
 	for _, f := range subcommands {
 		root.AddCommand(f())
 	}

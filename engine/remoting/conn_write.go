@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -156,8 +157,17 @@ func (c *Conn) writeLoop() {
 			c.dropQueued()
 			return
 		}
+		yielded := false
 		for {
 			w.mu.Lock()
+			if len(w.q) == 1 && !yielded {
+				// One frame queued: let the goroutines that are about to
+				// queue theirs run first, so one writev carries them too.
+				w.mu.Unlock()
+				yielded = true
+				runtime.Gosched()
+				continue
+			}
 			batch, w.q = w.q, batch[:0]
 			w.writing = len(batch) > 0
 			w.mu.Unlock()
