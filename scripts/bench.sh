@@ -108,7 +108,7 @@ if [ "$FIO" != 0 ]; then
     done
     rm -rf "$fiodir"
     if [ ${#fios[@]} -gt 0 ]; then
-      "$bl" benchratio fio --set fs="$(stat -f -c %T "$tmp")" --set fio-dir="$tmp" "${fios[@]}" | tee "$out/fio.txt"
+      "$bl" benchratio fio --set fs="$(findmnt -no FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp")" --set fio-dir="$tmp" "${fios[@]}" | tee "$out/fio.txt"
       ratio_inputs+=("$out/fio.txt")
     fi
   else

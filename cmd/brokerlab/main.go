@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,9 +32,11 @@ var subcommands []func() *cobra.Command
 
 func register(f func() *cobra.Command) { subcommands = append(subcommands, f) }
 
+// stopProfile ends the --cpuprofile profile, if one runs (idempotent).
+var stopProfile = func() {}
+
 func newRoot() *cobra.Command {
 	var cpuProfile string
-	var stopProfile func()
 	root := &cobra.Command{
 		Use:           "brokerlab",
 		Short:         "How should a commit-log message broker write, flush and cache its data?",
@@ -51,14 +54,11 @@ func newRoot() *cobra.Command {
 				f.Close()
 				return err
 			}
-			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+			stopProfile = sync.OnceFunc(func() { pprof.StopCPUProfile(); f.Close() })
 			return nil
 		},
-		PersistentPostRun: func(cmd *cobra.Command, args []string) {
-			if stopProfile != nil {
-				stopProfile()
-			}
-		},
+		// main stops it too: cobra skips post-run hooks after an error.
+		PersistentPostRun: func(cmd *cobra.Command, args []string) { stopProfile() },
 	}
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "",
 		"write this process's CPU profile to the file (servers of transport: process cells: $"+experiments.ChildProfileEnv+"=DIR)")
@@ -72,7 +72,9 @@ func main() {
 	experiments.RunChildIfAsked() // a transport-process cell's server: serves, then exits
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	err := newRoot().ExecuteContext(ctx)
+	stopProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "brokerlab:", err)
 		os.Exit(1)
 	}

@@ -135,3 +135,27 @@ matrix:
 		t.Fatalf("--plan created %s (%v)", out, err)
 	}
 }
+
+// --cpuprofile writes a gzip'd pprof profile of the command's run, also
+// when the command fails.
+func TestCPUProfileFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", filepath.Join(dir, "missing.yaml")}, // fails: no such file
+		{"run", filepath.Join(dir, "missing.yaml"), "--plan"},
+	} {
+		prof := filepath.Join(dir, "cpu.pprof")
+		os.Remove(prof)
+		root := newRoot()
+		root.SetOut(&bytes.Buffer{})
+		root.SetArgs(append([]string{"--cpuprofile", prof}, args...))
+		if err := root.Execute(); err == nil {
+			t.Fatalf("%v: no error for a missing experiment", args)
+		}
+		stopProfile() // as main does after Execute
+		b, err := os.ReadFile(prof)
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Fatalf("%v: profile %d bytes, %v: not a gzip'd pprof profile", args, len(b), err)
+		}
+	}
+}
