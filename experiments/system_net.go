@@ -56,14 +56,21 @@ func brokerConfigs(en Engine, dir string, producers int, h sysHooks, log *slog.L
 	return bc, sc, inj, nil
 }
 
-// dialBroker is brokerlab's client for the broker at addr, with the
-// experiment's topics created (loopback and process cells).
-func dialBroker(exp Experiment, addr string) (*netdriver.Driver, error) {
+// driverConfig is brokerlab's client configured for exp (TLS, queues to
+// create, batching); the caller says where the broker is.
+func driverConfig(exp Experiment) netdriver.Config {
 	dc := netdriver.DefaultConfig()
-	dc.Broker = addr
 	dc.TLS = exp.Engine.TLS
 	dc.CreateQueues = int32(exp.Workload.Queues)
 	dc.Batch = exp.Workload.Batch
+	return dc
+}
+
+// dialBroker is brokerlab's client for the broker at addr, with the
+// experiment's topics created (loopback and process cells).
+func dialBroker(exp Experiment, addr string) (*netdriver.Driver, error) {
+	dc := driverConfig(exp)
+	dc.Broker = addr
 	d, err := netdriver.New(dc)
 	if err != nil {
 		return nil, err
@@ -217,11 +224,8 @@ func (s *brokerSystem) Close() error {
 type remoteSystem struct{ d *netdriver.Driver }
 
 func openRemoteSystem(exp Experiment, namesrv string) (*remoteSystem, error) {
-	dc := netdriver.DefaultConfig()
+	dc := driverConfig(exp)
 	dc.Namesrv = namesrv
-	dc.TLS = exp.Engine.TLS
-	dc.CreateQueues = int32(exp.Workload.Queues)
-	dc.Batch = exp.Workload.Batch
 	d, err := netdriver.New(dc)
 	if err != nil {
 		return nil, err
