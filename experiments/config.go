@@ -208,6 +208,12 @@ type Engine struct {
 	// DontNeed drops the store's own files from the page cache every
 	// interval (fadvise DONTNEED; never the machine's caches).
 	DontNeed bool `yaml:"dontneed" json:"dontneed"`
+	// Retain bounds the commit log by size during the run: the store's
+	// cleaner runs every second and deletes the segments wholly more than
+	// Retain behind the newest message (store.Config.RetainBytes), so a
+	// long fast cell stays in a steady state instead of filling the disk.
+	// 0 keeps everything.
+	Retain Size `yaml:"retain,omitempty" json:"retain,omitempty"`
 	// Async flush knobs (RocketMQ defaults when zero).
 	FlushInterval Duration `yaml:"flush_interval" json:"flush_interval"`
 	// CoalesceWait is group commit's coalescing window (0: RocketMQ's

@@ -234,8 +234,10 @@ func (e *Experiment) validatePairings() error {
 		num, err1 := selectOne(p, "numerator", p.Num, cells)
 		den, err2 := selectOne(p, "denominator", p.Den, cells)
 		if err := errors.Join(err1, err2); err != nil {
-			if e.Mode == "quick" && errors.Is(err, errNoMatch) {
-				continue // the quick matrix may leave a pairing's cells out: its ratio is n/a
+			if (e.Mode == "quick" || e.Mode == "reference") && errors.Is(err, errNoMatch) {
+				// The quick and reference matrices may leave a pairing's
+				// cells out: its ratio is n/a, and says so.
+				continue
 			}
 			return err
 		}
@@ -273,6 +275,9 @@ func ComputeRatios(pairs []Pairing, all []Cell, cells []result.Cell) []Ratio {
 		den, err2 := selectOne(p, "denominator", p.Den, all)
 		if err := errors.Join(err1, err2); err != nil {
 			r.Missing = err.Error()
+			if errors.Is(err, errNoMatch) {
+				r.Missing = "not measured: this run's matrix leaves its cells out (" + r.Missing + ")"
+			}
 			out = append(out, r)
 			continue
 		}

@@ -197,3 +197,44 @@ func TestSig2(t *testing.T) {
 		}
 	}
 }
+
+// A reference matrix narrower than the file's may leave a pairing's cells
+// out: the pairing validates (like quick) and its RATIO line says n/a and
+// why; a pairing that matches no cell in the file's own matrix is an error.
+func TestReferenceMatrixLeavesPairingOut(t *testing.T) {
+	const doc = `
+name: narrow
+workload: {mode: closed, producers: 4, size: "fixed:128"}
+matrix:
+  - {param: path, values: [mmap, pwrite]}
+  - {param: flush, values: [sync, group]}
+reference:
+  matrix:
+    - {param: path, values: [mmap]}
+    - {param: flush, values: [sync, group]}
+pairings:
+  - {name: mmap_group_vs_sync, numerator: {path: mmap, flush: group}, denominator: {path: mmap, flush: sync}, metric: msg/s}
+  - {name: pwrite_group_vs_sync, numerator: {path: pwrite, flush: group}, denominator: {path: pwrite, flush: sync}, metric: msg/s}
+`
+	e, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *e
+	r.ApplyReference()
+	if err := r.Validate(); err != nil {
+		t.Fatalf("reference: %v", err)
+	}
+	cells, err := r.Cells()
+	if err != nil || len(cells) != 2 {
+		t.Fatalf("reference cells %d %v", len(cells), err)
+	}
+	rs := ComputeRatios(r.Pairings, cells, nil)
+	if len(rs) != 2 || !strings.Contains(rs[1].String(), "n/a") || !strings.Contains(rs[1].Missing, "leaves its cells out") {
+		t.Fatalf("ratios %+v", rs)
+	}
+	bad := strings.Replace(doc, "pwrite_group_vs_sync, numerator: {path: pwrite", "pool_group_vs_sync, numerator: {path: pool", 1)
+	if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "matches no cell") {
+		t.Fatalf("a pairing outside the file's matrix: %v", err)
+	}
+}

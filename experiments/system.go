@@ -108,16 +108,27 @@ type storeSystem struct {
 // ConsumerGroup is the group the harness's consumers pull as.
 const ConsumerGroup = "brokerlab-bench"
 
-func openStoreSystem(en Engine, dir string, h sysHooks) (*storeSystem, error) {
-	lc, inj, err := engineConfig(en, dir, h)
-	if err != nil {
-		return nil, err
-	}
+// storeConfig is the store of a cell (in-process, loopback and process
+// cells alike) over the commit-log config lc.
+func storeConfig(en Engine, dir string, lc commitlog.Config) store.Config {
 	cfg := store.DefaultConfig(dir)
 	cfg.CommitLog = lc
 	cfg.FS = lc.FS
 	// The store creates the direct path's block cache (64 KiB blocks).
 	cfg.ReadCacheBytes = int64(en.CacheSize)
+	if en.Retain > 0 {
+		cfg.RetainBytes = int64(en.Retain)
+		cfg.CleanInterval = time.Second
+	}
+	return cfg
+}
+
+func openStoreSystem(en Engine, dir string, h sysHooks) (*storeSystem, error) {
+	lc, inj, err := engineConfig(en, dir, h)
+	if err != nil {
+		return nil, err
+	}
+	cfg := storeConfig(en, dir, lc)
 	st, err := store.Open(cfg)
 	if err != nil {
 		return nil, err

@@ -44,10 +44,7 @@ func brokerConfigs(en Engine, dir string, producers int, h sysHooks, log *slog.L
 	if err != nil {
 		return broker.Config{}, store.Config{}, nil, err
 	}
-	sc := store.DefaultConfig(dir)
-	sc.CommitLog = lc
-	sc.FS = lc.FS
-	sc.ReadCacheBytes = int64(en.CacheSize)
+	sc := storeConfig(en, dir, lc)
 	bc := broker.DefaultConfig()
 	bc.ListenAddr = "127.0.0.1:0"
 	bc.NamesrvAddrs = nil

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/segment"
@@ -20,8 +21,10 @@ type CleanReport struct {
 	// segments went regardless of age.
 	TimeToDelete, SpaceToDelete, CleanImmediately bool
 	// SegmentsDeleted, ConsumeQueueFilesDeleted and IndexFilesDeleted
-	// count the files removed.
+	// count the files removed; RetainedDeleted is the part of
+	// SegmentsDeleted that RetainBytes removed.
 	SegmentsDeleted          int
+	RetainedDeleted          int
 	ConsumeQueueFilesDeleted int
 	IndexFilesDeleted        int
 	// MinOffset is the commit log's min offset after the pass.
@@ -40,6 +43,8 @@ type CleanReport struct {
 //     oldest first while their file mtime is older than FileReservedTime
 //     (any age when immediate), never the active one, stopping at the first
 //     that stays;
+//   - with RetainBytes set, every segment wholly more than RetainBytes
+//     behind the max offset is deleted too, at any hour and age;
 //   - consume-queue files and index files wholly below the commit log's new
 //     min offset are removed and the queues' min offsets corrected.
 //
@@ -93,6 +98,17 @@ func (s *Store) CleanOnce(now time.Time) (CleanReport, error) {
 				"immediately", rep.CleanImmediately, "usage", usage, "minOffset", s.log.MinOffset())
 		}
 	}
+	if s.cfg.RetainBytes > 0 {
+		n, err := s.deleteBeyondRetention()
+		rep.RetainedDeleted = n
+		rep.SegmentsDeleted += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if n > 0 {
+			s.st.segmentsCleaned.Add(uint64(n))
+		}
+	}
 	rep.MinOffset = s.log.MinOffset()
 	if rep.MinOffset > s.lastCleanMin {
 		ok := true
@@ -115,6 +131,15 @@ func (s *Store) CleanOnce(now time.Time) (CleanReport, error) {
 		}
 	}
 	return rep, errors.Join(errs...)
+}
+
+// deleteBeyondRetention deletes, oldest first, the segments whose end is
+// more than RetainBytes behind the log's max offset.
+func (s *Store) deleteBeyondRetention() (int, error) {
+	beyond := func(seg *segment.Segment) bool {
+		return s.log.MaxOffset()-seg.End() >= s.cfg.RetainBytes
+	}
+	return s.log.DeleteOldest(math.MaxInt, beyond)
 }
 
 // deleteExpiredSegments is deleteExpiredFileByTime.

@@ -174,3 +174,47 @@ func TestDefaultDiskUsage(t *testing.T) {
 		t.Fatalf("total memory %d", m)
 	}
 }
+
+// RetainBytes deletes, at any hour and with low disk use, exactly the
+// segments wholly more than RetainBytes behind the max offset; the active
+// segment stays, and consume-queue files follow the new min offset.
+func TestCleanRetainBytes(t *testing.T) {
+	s, _ := cleanStore(t)
+	defer mustClose(t, s)
+	segSize := s.CommitLog().SegmentSize()
+	s.cfg.RetainBytes = 2 * segSize
+	segs := s.CommitLog().Segments()
+	maxOff := s.CommitLog().MaxOffset()
+	want := 0
+	for _, seg := range segs[:len(segs)-1] {
+		if maxOff-seg.End() >= s.cfg.RetainBytes {
+			want++
+		}
+	}
+	if want < 2 {
+		t.Fatalf("fixture: only %d of %d segments beyond retention", want, len(segs))
+	}
+	q, _ := s.cq.Queue("T", 0, false)
+	cqFiles := q.Files()
+
+	rep, err := s.CleanOnce(at(10))
+	if err != nil || rep.TimeToDelete || rep.SpaceToDelete {
+		t.Fatalf("at 10:30 with 10%% use: %+v %v", rep, err)
+	}
+	if rep.RetainedDeleted != want || rep.SegmentsDeleted != want {
+		t.Fatalf("deleted %d (retained %d), want %d", rep.SegmentsDeleted, rep.RetainedDeleted, want)
+	}
+	left := s.CommitLog().Segments()
+	if len(left) != len(segs)-want || left[0].Start() != segs[want].Start() {
+		t.Fatalf("%d segments left starting at %d", len(left), left[0].Start())
+	}
+	if kept := s.CommitLog().MaxOffset() - s.CommitLog().MinOffset(); kept < s.cfg.RetainBytes || kept >= s.cfg.RetainBytes+segSize {
+		t.Fatalf("kept %d bytes with RetainBytes %d, segments of %d", kept, s.cfg.RetainBytes, segSize)
+	}
+	if q.Files() >= cqFiles {
+		t.Fatalf("consume-queue files %d → %d", cqFiles, q.Files())
+	}
+	if rep, err := s.CleanOnce(at(10)); err != nil || rep.SegmentsDeleted != 0 {
+		t.Fatalf("second pass: %+v %v", rep, err)
+	}
+}

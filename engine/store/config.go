@@ -114,6 +114,14 @@ type Config struct {
 	// DeleteFileInterval is the pause between two deletions (100 ms).
 	DeleteFilesBatchMax int
 	DeleteFileInterval  time.Duration
+	// RetainBytes, when > 0, bounds the commit log by size as well (Kafka's
+	// retention.bytes; RocketMQ retains by age and disk ratio only): every
+	// cleaning pass deletes, oldest first and at any hour, each segment whose
+	// records all lie more than RetainBytes behind the log's max offset,
+	// never the active one, without DeleteFilesBatchMax or DeleteFileInterval
+	// (the bound must keep up with the append rate). Long benchmark runs
+	// use it to stay in a steady state on a bounded disk.
+	RetainBytes int64
 	// DiskUsage returns the used fraction (0..1) of the partition holding
 	// path; nil means statfs of the store root.
 	DiskUsage func(path string) (float64, error)
