@@ -5,7 +5,9 @@
 #                                                #   (cells, repetitions, durations, seed)
 #   scripts/reproduce.sh results/peers/<stamp>   # replay these runs
 #   scripts/reproduce.sh --fresh quick peers     # run experiments/<name>.yaml anew
-#       REFERENCE=1 adds --reference (>= 60 s warm-up, >= 5 repetitions, 5 min where writeback matters),
+#       REFERENCE=1 adds --reference (>= 60 s warm-up, >= 5 repetitions, 5 min where writeback matters);
+#       without names it then runs the reference set (every experiment but the quick demo and p4, whose
+#       process cells and pairings are in peers),
 #       QUICK=1 adds --quick (short: a functional check, not reference numbers)
 # New runs land in results/<experiment>/<new stamp>/. The binary is built with
 # its VCS stamp, and writing into results/ from a modified tree is refused
@@ -25,6 +27,9 @@ if [ "${1:-}" = --fresh ]; then
   shift
   [ "${REFERENCE:-0}" = 1 ] && flags+=(--reference)
   [ "${QUICK:-0}" = 1 ] && flags+=(--quick)
+  if [ $# -eq 0 ] && [ "${REFERENCE:-0}" = 1 ]; then
+    set -- stages omission groupcommit frontier peers segments residency coldread replication filesystems
+  fi
   [ $# -gt 0 ] || set -- $(ls experiments/*.yaml | xargs -n1 basename | sed 's/\.yaml$//')
   for e in "$@"; do
     "$bin" run "experiments/$e.yaml" "${flags[@]}"
