@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -36,9 +37,11 @@ var errNoMatch = errors.New("matches no cell")
 // Metrics: msg/s, MB/s (throughput: higher is better), p50, p99, p999
 // (latency of the primary metric: lower is better; only in open loop at
 // equal offered rates, since in a closed loop with fixed producers latency
-// restates throughput by Little's law) and cpu/msg (the server process's
+// restates throughput by Little's law), cpu/msg (the server process's
 // CPU µs per acknowledged message: lower is better; only between cells
-// that measure it, i.e. transport process on both sides).
+// that measure it, i.e. transport process on both sides) and write-amp
+// (bytes the store's device wrote per byte the commit log appended,
+// extra.write_amplification: lower is better; brokerlab's cells only).
 type Pairing struct {
 	Name   string            `yaml:"name" json:"name"`
 	Num    map[string]string `yaml:"numerator" json:"numerator"`
@@ -50,13 +53,19 @@ type Pairing struct {
 // (result.Cell.ServerCPUMicrosPerMsg).
 const MetricCPUPerMsg = "cpu/msg"
 
+// MetricWriteAmp compares the bytes the store's device wrote per byte the
+// commit log appended (the host extra write_amplification, from diskstats).
+const MetricWriteAmp = "write-amp"
+
 // pairMetrics are the metrics a pairing may compare.
-var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999", MetricCPUPerMsg}
+var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999", MetricCPUPerMsg, MetricWriteAmp}
 
 func isLatencyMetric(m string) bool { return m == "p50" || m == "p99" || m == "p999" }
 
 // lowerIsBetter reports whether a smaller value of metric m is better.
-func lowerIsBetter(m string) bool { return isLatencyMetric(m) || m == MetricCPUPerMsg }
+func lowerIsBetter(m string) bool {
+	return isLatencyMetric(m) || m == MetricCPUPerMsg || m == MetricWriteAmp
+}
 
 // transportClass says how a cell's load reaches the system: a function call
 // (brokerlab in-process; fio's system calls) or a protocol over loopback TCP
@@ -87,7 +96,9 @@ func durabilityClass(a map[string]string) string {
 }
 
 // cellAttrs are the attributes a selector matches: the resolved
-// configuration, overlaid with the cell's name parameters.
+// configuration, overlaid with the cell's name parameters. advice is
+// "normal" when the experiment gives none, so {advice: normal} selects the
+// cells that do not set it.
 func cellAttrs(c *Cell) map[string]string {
 	e := c.Exp
 	a := map[string]string{
@@ -99,6 +110,7 @@ func cellAttrs(c *Cell) map[string]string {
 		"conc":      strconv.Itoa(e.Workload.Producers),
 		"mode":      e.Workload.Mode,
 		"batch":     strconv.Itoa(e.Workload.Batch),
+		"advice":    cmp.Or(e.Engine.Advice, "normal"),
 	}
 	if e.Workload.Mode == "open" {
 		a["rate"] = strconv.FormatFloat(e.Workload.Rate, 'f', -1, 64)
@@ -197,6 +209,18 @@ func checkLike(p Pairing, num, den *Cell) error {
 			if side.attrs["transport"] != TransportProcess {
 				diffs = append(diffs, fmt.Sprintf("%s %s measures no server CPU (transport %s; %s needs transport process on both sides)",
 					side.name, cellID(side.c), side.attrs["transport"], MetricCPUPerMsg))
+			}
+		}
+	}
+	if p.Metric == MetricWriteAmp {
+		for _, side := range []struct {
+			name  string
+			c     *Cell
+			attrs map[string]string
+		}{{"numerator", num, a}, {"denominator", den, b}} {
+			if sys := side.attrs["system"]; sys != "" && sys != result.SystemBrokerlab {
+				diffs = append(diffs, fmt.Sprintf("%s %s appends to no commit log (system %s; %s compares brokerlab's cells)",
+					side.name, cellID(side.c), sys, MetricWriteAmp))
 			}
 		}
 	}
@@ -320,6 +344,8 @@ func repValues(cells []result.Cell, c *Cell, metric string) map[int]float64 {
 			v = rc.MsgPerSec
 		case "MB/s":
 			v = rc.MBPerSec
+		case MetricWriteAmp:
+			v = rc.Extra["write_amplification"]
 		default:
 			q := rc.Quantiles[rc.PrimaryMetric()]
 			switch metric {

@@ -144,6 +144,17 @@ func RunFigures(runDir string) ([]*Figure, error) {
 			return f, err
 		})
 	}
+	// Bytes the store's device wrote per byte the log appended (diskstats),
+	// per configuration.
+	if anyExtra(cells, "write_amplification") && countConfigs(cells) >= 2 {
+		add("bars-write-amp", func() (*Figure, error) {
+			f, err := Bars(cells, "write_amplification")
+			if err == nil {
+				f.Name = "bars-write-amp"
+			}
+			return f, err
+		})
+	}
 	if sweeps == 0 && countConfigs(cells) >= 2 {
 		for _, metric := range []string{"msg/s", "p99"} {
 			add("bars", func() (*Figure, error) { return Bars(cells, metric) })
