@@ -200,28 +200,19 @@ func checkLike(p Pairing, num, den *Cell) error {
 	if a["mode"] == "open" || b["mode"] == "open" {
 		differ("offered rate (msg/s)", a["rate"], b["rate"])
 	}
-	if p.Metric == MetricCPUPerMsg {
-		for _, side := range []struct {
-			name  string
-			c     *Cell
-			attrs map[string]string
-		}{{"numerator", num, a}, {"denominator", den, b}} {
-			if side.attrs["transport"] != TransportProcess {
-				diffs = append(diffs, fmt.Sprintf("%s %s measures no server CPU (transport %s; %s needs transport process on both sides)",
-					side.name, cellID(side.c), side.attrs["transport"], MetricCPUPerMsg))
-			}
-		}
-	}
-	if p.Metric == MetricWriteAmp {
-		for _, side := range []struct {
-			name  string
-			c     *Cell
-			attrs map[string]string
-		}{{"numerator", num, a}, {"denominator", den, b}} {
-			if sys := side.attrs["system"]; sys != "" && sys != result.SystemBrokerlab {
-				diffs = append(diffs, fmt.Sprintf("%s %s appends to no commit log (system %s; %s compares brokerlab's cells)",
-					side.name, cellID(side.c), sys, MetricWriteAmp))
-			}
+	// Metrics only some cells measure: each side must be such a cell.
+	for _, side := range []struct {
+		name  string
+		c     *Cell
+		attrs map[string]string
+	}{{"numerator", num, a}, {"denominator", den, b}} {
+		switch {
+		case p.Metric == MetricCPUPerMsg && side.attrs["transport"] != TransportProcess:
+			diffs = append(diffs, fmt.Sprintf("%s %s measures no server CPU (transport %s; %s needs transport process on both sides)",
+				side.name, cellID(side.c), side.attrs["transport"], MetricCPUPerMsg))
+		case p.Metric == MetricWriteAmp && side.attrs["system"] != result.SystemBrokerlab:
+			diffs = append(diffs, fmt.Sprintf("%s %s appends to no commit log (system %s; %s compares brokerlab's cells)",
+				side.name, cellID(side.c), side.attrs["system"], MetricWriteAmp))
 		}
 	}
 	if isLatencyMetric(p.Metric) && (a["mode"] != "open" || b["mode"] != "open") {

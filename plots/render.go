@@ -134,26 +134,24 @@ func RunFigures(runDir string) ([]*Figure, error) {
 			add("residency", func() (*Figure, error) { return ResidencyHeatmap(&reps[i]) })
 		}
 	}
-	// Lagging consumers' catch-up rate (cold reads), per configuration.
-	if anyExtra(cells, "catchup_mb_per_sec") {
-		add("bars-catchup", func() (*Figure, error) {
-			f, err := Bars(cells, "catchup_mb_per_sec")
+	// Bars of one extra per configuration, under a figure name of their own.
+	extraBars := func(name, extra string) {
+		add(name, func() (*Figure, error) {
+			f, err := Bars(cells, extra)
 			if err == nil {
-				f.Name = "bars-catchup"
+				f.Name = name
 			}
 			return f, err
 		})
 	}
+	// Lagging consumers' catch-up rate (cold reads), per configuration.
+	if anyExtra(cells, "catchup_mb_per_sec") {
+		extraBars("bars-catchup", "catchup_mb_per_sec")
+	}
 	// Bytes the store's device wrote per byte the log appended (diskstats),
 	// per configuration.
 	if anyExtra(cells, "write_amplification") && countConfigs(cells) >= 2 {
-		add("bars-write-amp", func() (*Figure, error) {
-			f, err := Bars(cells, "write_amplification")
-			if err == nil {
-				f.Name = "bars-write-amp"
-			}
-			return f, err
-		})
+		extraBars("bars-write-amp", "write_amplification")
 	}
 	if sweeps == 0 && countConfigs(cells) >= 2 {
 		for _, metric := range []string{"msg/s", "p99"} {

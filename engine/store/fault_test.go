@@ -568,8 +568,9 @@ func TestFaultRandomConcurrent(t *testing.T) {
 						rng := rand.New(rand.NewPCG(seed, uint64(g)))
 						for i := 0; i < 150; i++ {
 							_, err := led.put(s, faultMsg(rng, g*1000+i), true)
+							st := StatusOf(err)
 							statusMu.Lock()
-							statuses[StatusOf(err)]++
+							statuses[st]++
 							statusMu.Unlock()
 							// A write fault fails the put as a sticky log error
 							// (SERVICE_NOT_AVAILABLE), or, when it hits the write a
@@ -577,7 +578,6 @@ func TestFaultRandomConcurrent(t *testing.T) {
 							// uncached path's RWF_DONTCACHE probe), as
 							// CREATE_MAPPED_FILE_FAILED, which is not sticky: the
 							// next put creates the segment again.
-							st := StatusOf(err)
 							if err != nil && st != ServiceNotAvailable && st != CreateMappedFileFailed {
 								t.Errorf("put: unexpected status %v: %v", st, err)
 								return
