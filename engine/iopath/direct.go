@@ -364,6 +364,11 @@ func (a *directAppender) Flush() (int64, error) {
 	return w, nil
 }
 
+// directTailHook, when set by a test, runs inside writeTail between reading
+// the written position and waiting for the writer: it widens the window in
+// which the writer can finish the segment's last span and exit.
+var directTailHook func()
+
 // writeTail makes [0, WrotePos) written: it queues the current buffer's
 // bytes beyond its clean mark (padded, from a copy in flushBuf) or, when
 // there are none, a barrier, and waits for the writer to reach it. It
@@ -374,6 +379,24 @@ func (a *directAppender) writeTail() (w, base int64, err error) {
 	w = a.wrote.Load()
 	if a.written.Load() >= w {
 		a.stageMu.Unlock()
+		return w, -1, nil
+	}
+	if w == a.size {
+		// Every span is queued and the writer exits by itself once it has
+		// written the last one, so a job queued now might never be
+		// answered (the writer may already have found the queue empty and
+		// left). Wait for the writer to finish instead.
+		a.stageMu.Unlock()
+		if directTailHook != nil {
+			directTailHook()
+		}
+		select {
+		case <-a.writerDone:
+		case <-a.dead:
+		}
+		if err := a.sticky.get(); err != nil {
+			return w, -1, err
+		}
 		return w, -1, nil
 	}
 	job := directJob{kind: jobBarrier, end: w}

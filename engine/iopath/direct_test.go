@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/brokerlab/brokerlab/engine/vfs"
 	"github.com/brokerlab/brokerlab/engine/vfs/faultfs"
@@ -149,5 +150,53 @@ func TestBlockCacheAPI(t *testing.T) {
 	defer f.Close()
 	if id := FileIDOf(f); id.Ino == 0 && id.Path == "" {
 		t.Fatalf("FileIDOf = %+v", id)
+	}
+}
+
+// TestDirectFlushAfterLastSpan flushes a segment whose last span has just
+// been queued. The writer goroutine exits by itself once it has written the
+// last span; a Flush that read the written position just before that and
+// then queued a job for the writer would wait forever (a commit-log group
+// flush then answered FLUSH_DISK_TIMEOUT for every later put). The hook
+// holds Flush in that window until the writer has written the last span.
+func TestDirectFlushAfterLastSpan(t *testing.T) {
+	const size = 64 << 10
+	for i := 0; i < 20; i++ {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("%020d", i))
+		a := openOrSkip(t, Direct, vfs.Default, path, size, 0, DefaultConfig())
+		d := a.(*directAppender)
+		directTailHook = func() {
+			// The writer's last step before it leaves: it stores the
+			// written position, then finds the queue empty.
+			for d.written.Load() < size {
+				time.Sleep(50 * time.Microsecond)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		src := randomBytes(uint64(i), size)
+		if _, err := a.Append(src); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.Flush()
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("segment %d: Flush after the last span did not return in 20 s", i)
+		}
+		directTailHook = nil
+		if got := a.FlushedPos(); got != size {
+			t.Fatalf("segment %d: flushed %d after Flush, want %d", i, got, size)
+		}
+		checkFile(t, path, src)
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
