@@ -394,10 +394,7 @@ func (a *directAppender) writeTail() (w, base int64, err error) {
 		case <-a.writerDone:
 		case <-a.dead:
 		}
-		if err := a.sticky.get(); err != nil {
-			return w, -1, err
-		}
-		return w, -1, nil
+		return w, -1, a.sticky.get()
 	}
 	job := directJob{kind: jobBarrier, end: w}
 	base = -1

@@ -159,11 +159,7 @@ func TestDirectReadLayers(t *testing.T) {
 		appended <- err
 	}()
 	waitFor(t, "an Append to wait for a buffer", func() bool { return st().StageWaits == 1 })
-	flushed := make(chan error, 1)
-	go func() {
-		_, err := a.Flush()
-		flushed <- err
-	}()
+	flushed := flushAsync(a)
 	select {
 	case err := <-appended:
 		t.Fatalf("Append returned (%v) while every buffer was in flight", err)

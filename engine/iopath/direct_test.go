@@ -177,13 +177,8 @@ func TestDirectFlushAfterLastSpan(t *testing.T) {
 		if _, err := a.Append(src); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() {
-			_, err := a.Flush()
-			done <- err
-		}()
 		select {
-		case err := <-done:
+		case err := <-flushAsync(a):
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -95,3 +95,13 @@ func checkFile(t *testing.T, path string, want []byte) {
 		t.Fatalf("file %s does not hold the %d appended bytes", path, len(want))
 	}
 }
+
+// flushAsync runs a.Flush in a goroutine; its error arrives on the channel.
+func flushAsync(a Appender) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		_, err := a.Flush()
+		ch <- err
+	}()
+	return ch
+}
