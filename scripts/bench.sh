@@ -43,7 +43,8 @@ tmp=${TMPDIR:-/tmp}
 work=$(mktemp -d "$tmp/brokerlab-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bl="$work/brokerlab"
-go build -o "$bl" ./cmd/brokerlab
+# -buildvcs=true: the manifest records the binary's own vcs.revision (auto mode leaves it out here).
+go build -buildvcs=true -o "$bl" ./cmd/brokerlab
 
 # The manifest is collected before the output directory exists, so its dirty
 # flag describes the source tree, not this run's results.
