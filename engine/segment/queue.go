@@ -36,8 +36,17 @@ type Stats struct {
 }
 
 // Queue is an ordered list of segments.
+//
+// Concurrency: the list is a copy-on-write snapshot. Readers (Segments,
+// First, Last, Find) load it without a lock and may use it while it is
+// replaced. Every change (Roll by the log's writer, DetachFirst by the
+// cleaner, RemoveAfter by recovery, Close) copies and stores it under smu, so
+// two changes never start from the same snapshot and one cannot undo the
+// other (a roll racing a detach would otherwise drop the new segment from
+// the list, or bring a deleted one back).
 type Queue struct {
 	cfg  Config
+	smu  sync.Mutex // serialises changes to segs (Roll and DetachFirst hold it only to copy)
 	segs atomic.Pointer[[]*Segment]
 
 	alloc struct {
@@ -198,11 +207,13 @@ func (q *Queue) Roll(start int64) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.smu.Lock()
 	old := q.Segments()
 	next := make([]*Segment, len(old), len(old)+1)
 	copy(next, old)
 	next = append(next, seg)
 	q.segs.Store(&next)
+	q.smu.Unlock()
 	q.rolls.Add(1)
 	if q.cfg.PreallocateNext {
 		q.request(start + q.cfg.Size)
@@ -306,6 +317,11 @@ func (q *Queue) RemoveFirst() (*Segment, error) {
 	return s, q.Delete(s)
 }
 
+// detachHook, when set by a test, runs inside DetachFirst between loading the
+// list and storing its successor: the window in which a concurrent change
+// must wait.
+var detachHook func()
+
 // DetachFirst takes the oldest segment out of the queue's snapshot, so that
 // Find, First and Segments no longer return it, and returns it (nil when
 // only the last segment is left: it is never detached). The file stays open
@@ -313,9 +329,14 @@ func (q *Queue) RemoveFirst() (*Segment, error) {
 // and deletes outside it, so readers never wait for a close, an unlink or a
 // directory fsync.
 func (q *Queue) DetachFirst() *Segment {
+	q.smu.Lock()
+	defer q.smu.Unlock()
 	old := q.Segments()
 	if len(old) <= 1 {
 		return nil
+	}
+	if detachHook != nil {
+		detachHook()
 	}
 	next := append([]*Segment(nil), old[1:]...)
 	q.segs.Store(&next)
@@ -340,6 +361,8 @@ func (q *Queue) Delete(s *Segment) error {
 // (recovery drops segments past the recovered end).
 // REQUIRES: the log's writer, before appends start.
 func (q *Queue) RemoveAfter(off int64) error {
+	q.smu.Lock()
+	defer q.smu.Unlock()
 	old := q.Segments()
 	var keep []*Segment
 	var errs []error
@@ -388,6 +411,8 @@ func (q *Queue) Close() error {
 		q.alloc.ready = nil
 		q.discard(r)
 	}
+	q.smu.Lock()
+	defer q.smu.Unlock()
 	var first error
 	for _, s := range q.Segments() {
 		if err := s.app.Close(); err != nil && first == nil {

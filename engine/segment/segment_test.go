@@ -3,6 +3,7 @@ package segment
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -105,5 +106,56 @@ func TestLoadRules(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, Name(64<<10)), make([]byte, 100), 0o644)
 	if _, err := Open(Config{FS: vfs.Default, Dir: dir, Size: 64 << 10, Path: iopath.Pwrite, IO: iopath.DefaultConfig()}, nil); err == nil {
 		t.Fatal("a segment of the wrong size was accepted")
+	}
+}
+
+// A roll made while the cleaner is detaching the oldest segment must stay in
+// the list, and the detached segment must not come back: the two changes are
+// serialised. Before they were, the roll's new segment vanished from the
+// list (readers got ErrNotFound for offsets in it, and the writer rolled to
+// the same offset again over its own records). The hook holds the detach
+// between its load and its store; the roll either finishes inside that
+// window (the lost update) or waits for the detach.
+func TestRollDuringDetach(t *testing.T) {
+	q := newQueue(t, t.TempDir(), false)
+	defer q.Close()
+	size := q.SegmentSize()
+	for i := int64(0); i < 3; i++ {
+		if _, err := q.Roll(i * size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rolled := make(chan error, 1)
+	detachHook = func() {
+		go func() {
+			_, err := q.Roll(3 * size)
+			rolled <- err
+		}()
+		select {
+		case err := <-rolled:
+			rolled <- err // finished inside the window
+		case <-time.After(200 * time.Millisecond): // waiting for the detach
+		}
+	}
+	first := q.DetachFirst()
+	detachHook = nil
+	if err := <-rolled; err != nil {
+		t.Fatal(err)
+	}
+	if first == nil || first.Start() != 0 {
+		t.Fatalf("detached %v, want the segment at 0", first)
+	}
+	if err := q.Delete(first); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, s := range q.Segments() {
+		got = append(got, s.Start())
+	}
+	if want := []int64{size, 2 * size, 3 * size}; !slices.Equal(got, want) {
+		t.Fatalf("segments start at %v after a roll during a detach, want %v", got, want)
+	}
+	if s, err := q.Find(3*size + 1); err != nil || s.Start() != 3*size {
+		t.Fatalf("Find in the rolled segment: %v, %v", s, err)
 	}
 }
