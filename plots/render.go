@@ -52,8 +52,8 @@ func absClean(p string) string {
 }
 
 // RunFigures builds, without drawing, every figure that applies to a run
-// directory. It reads only the run directory: result.json (or bench.txt
-// when result.json is missing) and the cells' .hgrm files. Which figures
+// directory. It reads only the run directory: result.json or result.json.gz
+// (or bench.txt when neither exists) and the cells' .hgrm files. Which figures
 // apply is decided from the data; the experiment name prefixes the titles:
 //
 //	latency-by-percentile[-<metric>]  a metric with spectra (stored or .hgrm) in some cell

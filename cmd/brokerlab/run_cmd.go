@@ -33,7 +33,7 @@ func newRunCmd() *cobra.Command {
 		Short: "Run an experiment (or replay a recorded run) and plot it",
 		Long: `Run every cell of an experiment (engine config × workload × matrix, plus its
 NATS and fio peers) and write results/<experiment>/<run-stamp>/: bench.txt
-(benchstat input), result.json, gzip'd .hlog interval logs, manifest.json and
+(benchstat input), result.json (gzip'd above 4 MiB), gzip'd .hlog interval logs, manifest.json and
 ratios.txt (the declared pairings). Figures are drawn outside the run (see
 --figures and 'brokerlab plot'). Cells run in an order shuffled per
 repetition from the seed, with sync(2) and a settle pause between them. A

@@ -9,7 +9,8 @@
 //
 //	results/<experiment>/<run-stamp>/      run-stamp = <UTC yyyymmddThhmmssZ>-<8 hex of sha256(config)>
 //	  manifest.json        Manifest: machine, store file system, dirty_* sysctls, Go, git, config, seed
-//	  result.json          Result: experiment name and one Cell per (configuration, repetition)
+//	  result.json          Result: experiment name and one Cell per (configuration, repetition);
+//	                       result.json.gz instead when it encodes to more than CompressAbove
 //	  bench.txt            Go benchmark format (benchstat input): "key: value" config lines,
 //	                       "Unit" metadata lines, then one Benchmark line per cell
 //	  <stem>.hlog          HdrHistogram interval log of a cell   (written by workloads; see HlogName)

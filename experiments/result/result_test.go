@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -129,5 +130,56 @@ func TestPrimaryMetric(t *testing.T) {
 	}
 	if got := (&Cell{}).PrimaryMetric(); got != "" {
 		t.Fatalf("empty primary = %q", got)
+	}
+}
+
+// A result larger than CompressAbove is written gzip'd, read back equal, and
+// written to the same bytes twice; a later small result replaces it.
+func TestWriteResultCompressesLarge(t *testing.T) {
+	root := t.TempDir()
+	dir, err := CreateRunDir(root, "segments", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := sampleCells()
+	for i := range 100_000 {
+		cells[0].Markers = append(cells[0].Markers, Marker{T: float64(i) / 1000, Kind: "roll", Label: "roll"})
+	}
+	want := Result{Experiment: "segments", Cells: cells}
+	if err := WriteResult(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	if refs, err := ListRuns(root); err != nil || len(refs) != 1 {
+		t.Fatalf("ListRuns finds no run holding only result.json.gz: %v %v", refs, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ResultFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("result.json beside result.json.gz: %v", err)
+	}
+	first, err := os.ReadFile(filepath.Join(dir, ResultGzFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) > CompressAbove {
+		t.Fatalf("compressed result is %d bytes", len(first))
+	}
+	run, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Normalize()
+	if !reflect.DeepEqual(run.Result, want) {
+		t.Fatal("gzip'd result read back differs")
+	}
+	if err := WriteResult(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, ResultGzFile)); !bytes.Equal(again, first) {
+		t.Fatal("the same result compressed to different bytes")
+	}
+	if err := WriteResult(dir, Result{Experiment: "segments", Cells: sampleCells()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ResultGzFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale result.json.gz kept beside result.json: %v", err)
 	}
 }

@@ -2,11 +2,13 @@ package result
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +21,10 @@ import (
 const (
 	ManifestFile = "manifest.json"
 	ResultFile   = "result.json"
+	// ResultGzFile replaces ResultFile when the encoded result is larger
+	// than CompressAbove (long runs with per-segment residency samples
+	// reach tens of MiB of highly repetitive JSON).
+	ResultGzFile = "result.json.gz"
 	BenchFile    = "bench.txt"
 	FiguresDir   = "figures"
 )
@@ -44,6 +50,10 @@ func CreateRunDir(root, experiment, stamp string) (string, error) {
 	}
 	return dir, nil
 }
+
+// CompressAbove is the encoded size above which WriteResult writes
+// result.json.gz instead of result.json.
+const CompressAbove = 4 << 20
 
 func marshalIndent(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -71,7 +81,9 @@ func WriteManifest(dir string, m Manifest) error {
 }
 
 // WriteResult normalizes and validates r, then writes dir/result.json
-// atomically.
+// atomically, or dir/result.json.gz (gzip, no name or time in its header, so
+// the same result gives the same bytes) when the encoding is larger than
+// CompressAbove. It removes the other of the two files if present.
 func WriteResult(dir string, r Result) error {
 	r.Cells = slices.Clone(r.Cells)
 	r.Normalize()
@@ -82,7 +94,26 @@ func WriteResult(dir string, r Result) error {
 	if err != nil {
 		return fmt.Errorf("result: encode result: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, ResultFile), b, 0o644)
+	name, stale := ResultFile, ResultGzFile
+	if len(b) > CompressAbove {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // the level is valid
+		if _, err := zw.Write(b); err != nil {
+			return fmt.Errorf("result: compress result: %w", err)
+		}
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("result: compress result: %w", err)
+		}
+		b = buf.Bytes()
+		name, stale = ResultGzFile, ResultFile
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, name), b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, stale)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("result: %w", err)
+	}
+	return nil
 }
 
 // WriteBenchFile writes dir/bench.txt atomically (see WriteBench).
@@ -107,13 +138,23 @@ func ReadManifest(path string) (Manifest, error) {
 	return m, nil
 }
 
-// ReadResult reads and normalizes a result.json file. It does not Validate:
-// a partial result is still readable.
+// ReadResult reads and normalizes a result.json file, or a gzip'd one when
+// path ends in ".gz". It does not Validate: a partial result is still
+// readable.
 func ReadResult(path string) (Result, error) {
 	var r Result
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return r, fmt.Errorf("result: %w", err)
+	}
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return r, fmt.Errorf("result: decode %s: %w", path, err)
+		}
+		if b, err = io.ReadAll(zr); err != nil {
+			return r, fmt.Errorf("result: decode %s: %w", path, err)
+		}
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("result: decode %s: %w", path, err)
@@ -133,7 +174,7 @@ type Run struct {
 }
 
 // LoadRun reads a run directory: manifest.json when present, and
-// result.json, or bench.txt when result.json is missing. It returns an
+// result.json (or result.json.gz), or bench.txt when neither exists. It returns an
 // error wrapping ErrNoResult when neither exists.
 func LoadRun(dir string) (*Run, error) {
 	run := &Run{Dir: dir}
@@ -143,6 +184,9 @@ func LoadRun(dir string) (*Run, error) {
 		return nil, err
 	}
 	r, err := ReadResult(filepath.Join(dir, ResultFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		r, err = ReadResult(filepath.Join(dir, ResultGzFile))
+	}
 	switch {
 	case err == nil:
 		run.Result = r
@@ -215,7 +259,7 @@ func ListRuns(root string) ([]RunRef, error) {
 }
 
 func isRunDir(dir string) bool {
-	for _, f := range []string{ManifestFile, ResultFile, BenchFile} {
+	for _, f := range []string{ManifestFile, ResultFile, ResultGzFile, BenchFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return true
 		}
