@@ -42,12 +42,24 @@ var errNoMatch = errors.New("matches no cell")
 // that measure it, i.e. transport process on both sides) and write-amp
 // (bytes the store's device wrote per byte the commit log appended,
 // extra.write_amplification: lower is better; brokerlab's cells only).
+//
+// Compares names the one property a pairing varies on purpose when that
+// property is otherwise checked. Only "durability" may be named: an
+// experiment whose question is how a message is made durable (an fsync on
+// this machine, or a copy held by a replica) compares unlike durability by
+// design. The pairing is then refused unless the two cells' durability does
+// differ, everything else is still checked, and its RATIO line names both
+// classes.
 type Pairing struct {
-	Name   string            `yaml:"name" json:"name"`
-	Num    map[string]string `yaml:"numerator" json:"numerator"`
-	Den    map[string]string `yaml:"denominator" json:"denominator"`
-	Metric string            `yaml:"metric" json:"metric"`
+	Name     string            `yaml:"name" json:"name"`
+	Num      map[string]string `yaml:"numerator" json:"numerator"`
+	Den      map[string]string `yaml:"denominator" json:"denominator"`
+	Metric   string            `yaml:"metric" json:"metric"`
+	Compares string            `yaml:"compares,omitempty" json:"compares,omitempty"`
 }
+
+// ComparesDurability is the only property a pairing may declare it varies.
+const ComparesDurability = "durability"
 
 // MetricCPUPerMsg compares the server's CPU time per acknowledged message
 // (result.Cell.ServerCPUMicrosPerMsg).
@@ -88,11 +100,16 @@ func transportClass(a map[string]string) string {
 
 // durabilityClass says when a send is acknowledged relative to fsync.
 func durabilityClass(a map[string]string) string {
-	switch a["flush"] {
-	case "async", "none":
-		return "acknowledged before fsync"
+	fsynced := a["flush"] != "async" && a["flush"] != "none"
+	switch {
+	case a["replication"] == "sync" && fsynced:
+		return "acknowledged after fsync and once a replica holds it"
+	case a["replication"] == "sync":
+		return "acknowledged once a replica holds it, before fsync"
+	case fsynced:
+		return "acknowledged after fsync"
 	}
-	return "acknowledged after fsync"
+	return "acknowledged before fsync"
 }
 
 // cellAttrs are the attributes a selector matches: the resolved
@@ -111,6 +128,8 @@ func cellAttrs(c *Cell) map[string]string {
 		"mode":      e.Workload.Mode,
 		"batch":     strconv.Itoa(e.Workload.Batch),
 		"advice":    cmp.Or(e.Engine.Advice, "normal"),
+		// "" or none: acknowledged without waiting for a replica.
+		"replication": e.Engine.Replication,
 	}
 	if e.Workload.Mode == "open" {
 		a["rate"] = strconv.FormatFloat(e.Workload.Rate, 'f', -1, 64)
@@ -194,7 +213,12 @@ func checkLike(p Pairing, num, den *Cell) error {
 	differ("transport", transportClass(a), transportClass(b))
 	differ("message size", a["size"], b["size"])
 	differ("producer count", a["conc"], b["conc"])
-	differ("durability", durabilityClass(a), durabilityClass(b))
+	switch da, db := durabilityClass(a), durabilityClass(b); {
+	case p.Compares != ComparesDurability:
+		differ("durability", da, db)
+	case da == db:
+		diffs = append(diffs, fmt.Sprintf("declares compares: %s, but both cells are %s", ComparesDurability, da))
+	}
 	differ("loop type", a["mode"], b["mode"])
 	differ("batch", a["batch"], b["batch"])
 	if a["mode"] == "open" || b["mode"] == "open" {
@@ -243,6 +267,9 @@ func (e *Experiment) validatePairings() error {
 			return fmt.Errorf("%w: pairing %q declared twice", ErrConfig, p.Name)
 		}
 		seen[p.Name] = true
+		if p.Compares != "" && p.Compares != ComparesDurability {
+			return fmt.Errorf("%w: pairing %q: compares %q: only %q may be declared", ErrConfig, p.Name, p.Compares, ComparesDurability)
+		}
 		if !slices.Contains(pairMetrics, p.Metric) {
 			return fmt.Errorf("%w: pairing %q: metric %q: want one of %s", ErrConfig, p.Name, p.Metric, strings.Join(pairMetrics, ", "))
 		}
@@ -277,6 +304,9 @@ type Ratio struct {
 	Stat   result.Stat
 	// Missing says why the ratio could not be computed ("" when it was).
 	Missing string
+	// Varies names the declared difference (Pairing.Compares) as measured:
+	// "durability: <numerator's class> vs <denominator's>".
+	Varies string
 }
 
 // ComputeRatios evaluates the pairings on a run's cells. Repetition r of
@@ -297,6 +327,9 @@ func ComputeRatios(pairs []Pairing, all []Cell, cells []result.Cell) []Ratio {
 			continue
 		}
 		r.Num, r.Den = cellID(num), cellID(den)
+		if p.Compares == ComparesDurability {
+			r.Varies = fmt.Sprintf("%s: %s vs %s", ComparesDurability, durabilityClass(cellAttrs(num)), durabilityClass(cellAttrs(den)))
+		}
 		nv := repValues(cells, num, p.Metric)
 		dv := repValues(cells, den, p.Metric)
 		var ratios []float64
@@ -378,8 +411,12 @@ func (r Ratio) String() string {
 	if lowerIsBetter(r.Metric) {
 		better = "lower is better"
 	}
-	return fmt.Sprintf("RATIO %s %s [%s–%s] n=%d\t# %s / %s (%s, %s; median and min–max over repetitions)",
-		r.Name, Sig2(r.Stat.Median), Sig2(r.Stat.Min), Sig2(r.Stat.Max), r.Stat.N, r.Num, r.Den, r.Metric, better)
+	varies := ""
+	if r.Varies != "" {
+		varies = "; declared to differ in " + r.Varies
+	}
+	return fmt.Sprintf("RATIO %s %s [%s–%s] n=%d\t# %s / %s (%s, %s; median and min–max over repetitions%s)",
+		r.Name, Sig2(r.Stat.Median), Sig2(r.Stat.Min), Sig2(r.Stat.Max), r.Stat.N, r.Num, r.Den, r.Metric, better, varies)
 }
 
 // WriteRatios prints one line per ratio.
