@@ -1,8 +1,6 @@
 package result
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +70,7 @@ func ReadCellHlog(runDir string, c *Cell) ([]HlogInterval, error) {
 
 // ReadHlogFile reads a .hlog or .hlog.gz file.
 func ReadHlogFile(path string) ([]HlogInterval, error) {
-	f, err := os.Open(path)
+	f, err := openDecompressed(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrNoHlog, path)
 	}
@@ -80,16 +78,7 @@ func ReadHlogFile(path string) ([]HlogInterval, error) {
 		return nil, fmt.Errorf("result: %w", err)
 	}
 	defer f.Close()
-	var r io.Reader = bufio.NewReader(f)
-	if strings.HasSuffix(path, ".gz") {
-		z, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, fmt.Errorf("result: %s: %w", path, err)
-		}
-		defer z.Close()
-		r = z
-	}
-	return ReadHlog(r)
+	return ReadHlog(f)
 }
 
 // ReadHlog reads .hlog text (the library's reader).

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -143,18 +144,14 @@ func ReadManifest(path string) (Manifest, error) {
 // readable.
 func ReadResult(path string) (Result, error) {
 	var r Result
-	b, err := os.ReadFile(path)
+	f, err := openDecompressed(path)
 	if err != nil {
 		return r, fmt.Errorf("result: %w", err)
 	}
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return r, fmt.Errorf("result: decode %s: %w", path, err)
-		}
-		if b, err = io.ReadAll(zr); err != nil {
-			return r, fmt.Errorf("result: decode %s: %w", path, err)
-		}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return r, fmt.Errorf("result: decode %s: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("result: decode %s: %w", path, err)
@@ -162,6 +159,29 @@ func ReadResult(path string) (Result, error) {
 	r.Normalize()
 	return r, nil
 }
+
+// openDecompressed opens path for reading, through gzip when its name ends
+// in ".gz". Errors from opening the file are returned unwrapped.
+func openDecompressed(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil || !strings.HasSuffix(path, ".gz") {
+		return f, err
+	}
+	z, err := gzip.NewReader(bufio.NewReader(f))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return gzipFile{z, f}, nil
+}
+
+// gzipFile closes both the gzip reader and the file under it.
+type gzipFile struct {
+	*gzip.Reader
+	f *os.File
+}
+
+func (g gzipFile) Close() error { return errors.Join(g.Reader.Close(), g.f.Close()) }
 
 // Run is a loaded run directory.
 type Run struct {
