@@ -27,6 +27,8 @@ type connOptions struct {
 	onewayDropped *atomic.Uint64 // oneway requests the server refused before a processor saw them (nil: not counted)
 	extPool       *sync.Pool     // decoded ExtFields maps come from it (nil: NewExtFields's); server conns: requestExtPool
 	recycle       bool           // requests are read into pooled frames and Commands (server conns; Command.Release)
+
+	afterReplyWrite func() // test hook: runs in Reply after the answer is queued, before Shutdown's accounting ends
 }
 
 // Conn is one TCP connection speaking the remoting protocol, on either side.
@@ -400,19 +402,27 @@ func (c *Conn) SendContext(ctx context.Context, req *Command) error {
 // processor that returned ErrReplyLater; a request can be replied to once
 // (ErrAlreadyReplied after that).
 func (c *Conn) Reply(req, resp *Command) error {
-	// Claim the reply first, write it, and only then end the in-flight
-	// accounting: Shutdown waits for in-flight requests, so it must not
-	// close the connection between the two.
 	if t := req.token; t != nil && !t.replied.CompareAndSwap(false, true) {
 		return ErrAlreadyReplied
 	}
+	// Free the request's slot before the answer can reach the peer: a peer
+	// holding its answer may send the next request at once, and that one
+	// must find the slot free (MaxInFlightPerConn counts requests not yet
+	// answered). Shutdown's accounting (onRelease) ends only after the
+	// write, so Shutdown cannot close the connection between the two.
+	done := c.freeSlot(req)
 	var err error
 	if !req.IsOneway() {
 		resp.Opaque = req.Opaque
 		resp.Flag |= FlagResponse
 		err = c.writeObserved(resp, req)
 	}
-	c.release(req)
+	if c.opts.afterReplyWrite != nil {
+		c.opts.afterReplyWrite()
+	}
+	if done != nil {
+		done()
+	}
 	return err
 }
 
@@ -430,26 +440,34 @@ func (c *Conn) acquire(req *Command, onRelease func()) bool {
 	return true
 }
 
-// release ends req's in-flight accounting. It reports false if req was
-// already released by an earlier reply; requests this Conn did not dispatch
-// are always releasable.
-func (c *Conn) release(req *Command) bool {
+// freeSlot ends req's in-flight accounting on this connection and returns
+// what is left to run once its answer is written: the owner's onRelease, or
+// nil if there is none, req was freed before, or the connection is closed
+// (closeWith ran every onRelease still counted). Requests this Conn did not
+// dispatch have nothing to free.
+func (c *Conn) freeSlot(req *Command) func() {
 	t := req.token
 	if t == nil {
-		return true
+		return nil
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.mu.closed {
-		c.mu.Unlock()
-		return true // counted down by closeWith; the write below reports the close
+		return nil
 	}
-	_, ok := c.mu.inflight[t]
+	if _, ok := c.mu.inflight[t]; !ok {
+		return nil
+	}
 	delete(c.mu.inflight, t)
-	c.mu.Unlock()
-	if ok && t.onRelease != nil {
-		t.onRelease()
+	return t.onRelease
+}
+
+// release ends req's in-flight accounting for a request that gets no
+// written answer here.
+func (c *Conn) release(req *Command) {
+	if done := c.freeSlot(req); done != nil {
+		done()
 	}
-	return ok
 }
 
 // reject answers req with code and remark right away (unless it is oneway).

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -476,6 +477,38 @@ func TestInFlightLimit(t *testing.T) {
 	}
 	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != RespSuccess {
 		t.Fatalf("after replies: %+v", resp)
+	}
+}
+
+// A request sent as soon as the previous answer arrived finds its slot
+// free, even while the server is still finishing that answer: the slot is
+// freed before the write, Shutdown's accounting only after it. (A client
+// pipelining on one connection was answered SYSTEM_BUSY "too many
+// requests" when it won that race.)
+func TestInFlightSlotFreeOnceAnswered(t *testing.T) {
+	hold := make(chan struct{})
+	held := make(chan struct{}, 1)
+	var first atomic.Bool
+	ts := startTestServer(t, func(c *ServerConfig) { c.MaxInFlightPerConn = 1 }, func(ts *testServer) {
+		ts.opts.afterReplyWrite = func() {
+			if first.CompareAndSwap(false, true) {
+				held <- struct{}{}
+				<-hold // the first answer is written; its request not yet done
+			}
+		}
+	})
+	var once sync.Once
+	unhold := func() { once.Do(func() { close(hold) }) }
+	defer unhold()
+	cl := newTestClient(t, nil)
+	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != RespSuccess {
+		t.Fatalf("first request: %s %q", ResponseCodeName(resp.Code), resp.Remark)
+	}
+	<-held
+	resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil))
+	unhold()
+	if resp.Code != RespSuccess {
+		t.Fatalf("request sent after the answer arrived: %s %q, want SUCCESS", ResponseCodeName(resp.Code), resp.Remark)
 	}
 }
 
