@@ -35,7 +35,9 @@ func startTxnCluster(t *testing.T) *cluster {
 	cfg.NamesrvAddrs = []string{c.ns.Addr()}
 	cfg.Logger = quiet
 	cfg.TransactionCheckInterval = 300 * time.Millisecond
-	cfg.TransactionTimeout = time.Second
+	// 3 s: room for a commit or rollback (a oneway END_TRANSACTION) to
+	// arrive before the broker would check it, also on a slow machine.
+	cfg.TransactionTimeout = 3 * time.Second
 	scfg := store.DefaultConfig(c.dir)
 	scfg.CommitLog.Flush = flush.DefaultConfig(flush.Group)
 	scfg.CommitLog.SegmentSize = 16 << 20

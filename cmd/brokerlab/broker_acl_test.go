@@ -74,8 +74,12 @@ func TestBrokerACLFlag(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(br.log(), "acl file reloaded") {
-		t.Fatalf("no reload logged:\n%s", br.log())
+	// The line is logged after the new rules apply, and crosses a pipe.
+	for !strings.Contains(br.log(), "acl file reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload logged:\n%s", br.log())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if code := br.stop(t, syscall.SIGTERM); code != 0 {
 		t.Fatalf("broker exit code %d:\n%s", code, br.log())

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -103,19 +104,26 @@ func TestMetricsListenProcesses(t *testing.T) {
 			t.Fatalf("send: %v", resp)
 		}
 	}
-	pull := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "queueOffset": "0", "maxMsgNums": "2",
-		"sysFlag": "0", "commitOffset": "-1", "suspendTimeoutMillis": "0"}
-	// The consume queue is built asynchronously: the first pulls may come
-	// before the dispatcher (PULL_NOT_FOUND).
+	// The consume queue is built asynchronously: wait until it holds every
+	// message sent, so that the lag scraped below is fixed (sent - 2).
+	maxOff := remoting.ExtFields{"topic": "MetricsT", "queueId": "0"}
 	for deadline := time.Now().Add(procLimit); ; {
-		resp := call(t, c, addr, remoting.ReqPullMessage, pull, nil)
-		if resp.Code == remoting.RespSuccess {
+		resp := call(t, c, addr, remoting.ReqGetMaxOffset, maxOff, nil)
+		if resp.Code != remoting.RespSuccess {
+			t.Fatalf("max offset: %v", resp)
+		}
+		if resp.ExtFields["offset"] == strconv.Itoa(sent) {
 			break
 		}
-		if resp.Code != remoting.RespPullNotFound || time.Now().After(deadline) {
-			t.Fatalf("pull: %v", resp)
+		if time.Now().After(deadline) {
+			t.Fatalf("consume queue max offset %s, want %d", resp.ExtFields["offset"], sent)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	pull := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "queueOffset": "0", "maxMsgNums": "2",
+		"sysFlag": "0", "commitOffset": "-1", "suspendTimeoutMillis": "0"}
+	if resp := call(t, c, addr, remoting.ReqPullMessage, pull, nil); resp.Code != remoting.RespSuccess {
+		t.Fatalf("pull: %v", resp)
 	}
 	commit := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "commitOffset": "2"}
 	if resp := call(t, c, addr, remoting.ReqUpdateConsumerOffset, commit, nil); resp.Code != remoting.RespSuccess {

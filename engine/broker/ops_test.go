@@ -588,13 +588,19 @@ func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
 	other, _ := newClient(t)
 	wantCode(t, "heartbeat 2", callWith(t, other, e.b.Addr(), remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.2@c2", "g", "n")),
 		remoting.RespSuccess)
-	deadline := time.After(500 * time.Millisecond)
+	// The pushes go out after the heartbeats' replies, each on its own
+	// goroutine: wait for two (however slow the machine), then a while
+	// longer for a third that must not come.
+	deadline := time.After(waitLimit)
 	var told []string
 	for done := false; !done; {
 		select {
 		case p := <-e.pushes:
 			if p.Code == remoting.ReqNotifyConsumerIDsChanged {
 				told = append(told, p.ExtFields["consumerGroup"])
+				if len(told) == 2 {
+					deadline = time.After(300 * time.Millisecond)
+				}
 			}
 		case <-deadline:
 			done = true

@@ -119,13 +119,23 @@ func TestTimerDeliveredWhenDueNotBefore(t *testing.T) {
 	if time.Since(start) < 700*time.Millisecond {
 		t.Fatalf("delay-ms visible after %v", time.Since(start))
 	}
-	if st := e.b.TimerStats(); st.Delivered < 1 || st.Delivered+st.Pending < 3 {
+	// The stats follow the delivery's put (TimerStats is not updated in
+	// the same step): wait for them rather than read them once.
+	eventually(t, "timer stats counting the first delivery", func() bool {
+		st := e.b.TimerStats()
+		return st.Delivered >= 1
+	})
+	if st := e.b.TimerStats(); st.Delivered+st.Pending < 3 {
 		t.Fatalf("timer stats with messages pending: %+v", st)
 	}
 	eventually(t, "all delivered", func() bool { return e.maxOffset("T", 0) == 2 && e.maxOffset("T", 1) == 1 })
 	if time.Since(start) < 1500*time.Millisecond {
 		t.Fatalf("absolute visible after %v", time.Since(start))
 	}
+	eventually(t, "timer stats counting every delivery", func() bool {
+		st := e.b.TimerStats()
+		return st.Delivered == 3 && st.Loaded == 0 && st.Pending == 0
+	})
 	if st := e.b.TimerStats(); !st.Enabled || st.Delivered != 3 || st.Loaded != 0 || st.Pending != 0 || st.OffsetBehind != 0 {
 		t.Fatalf("timer stats after the deliveries: %+v", st)
 	}
@@ -253,7 +263,10 @@ func TestTimerBoundedIndexDeliversAll(t *testing.T) {
 	})
 	e.createTopic("T", 1)
 	const n = 60
-	base := time.Now().Add(300 * time.Millisecond).UnixMilli()
+	// Due no sooner than 1 s from now: every send must reach the broker
+	// before its message is due (one that arrives due is stored at once,
+	// with no TIMER_OUT_MS), also on a loaded machine.
+	base := time.Now().Add(time.Second).UnixMilli()
 	due := map[string]int64{}
 	for i := range n {
 		// Sent in a shuffled due order, four at each due time, spread
@@ -297,11 +310,14 @@ func TestTimerRestartDeliversExactlyOnce(t *testing.T) {
 			e := startTimerRealEnv(t, dir, pol, ns.Addr(), nil)
 			e.createTopic("T", 1)
 			start := time.Now()
+			// Margins that hold on a loaded machine: the four sends arrive
+			// before "early" is due; "early" is delivered (and the broker
+			// shut down) well before "during-down" is due.
 			due := map[string]int64{
-				"early":       start.Add(200 * time.Millisecond).UnixMilli(),
-				"during-down": start.Add(900 * time.Millisecond).UnixMilli(),
-				"after":       start.Add(1800 * time.Millisecond).UnixMilli(),
-				"after-too":   start.Add(1800 * time.Millisecond).UnixMilli(),
+				"early":       start.Add(600 * time.Millisecond).UnixMilli(),
+				"during-down": start.Add(1800 * time.Millisecond).UnixMilli(),
+				"after":       start.Add(2800 * time.Millisecond).UnixMilli(),
+				"after-too":   start.Add(2800 * time.Millisecond).UnixMilli(),
 			}
 			for _, b := range []string{"after", "during-down", "early", "after-too"} {
 				e.mustSend("T", 0, b, props(broker.PropertyTimerDeliverMS, strconv.FormatInt(due[b], 10)))
@@ -345,10 +361,12 @@ func TestTimerCrashImageDeliversAtLeastOnce(t *testing.T) {
 			e := startTimerRealEnv(t, dir, pol, ns.Addr(), nil)
 			e.createTopic("T", 1)
 			start := time.Now()
+			// Margins that hold on a loaded machine: the sends arrive before
+			// "early" is due; the image is taken well before "late" is.
 			due := map[string]int64{
-				"early": start.Add(200 * time.Millisecond).UnixMilli(),
-				"late":  start.Add(1500 * time.Millisecond).UnixMilli(),
-				"later": start.Add(1700 * time.Millisecond).UnixMilli(),
+				"early": start.Add(600 * time.Millisecond).UnixMilli(),
+				"late":  start.Add(2200 * time.Millisecond).UnixMilli(),
+				"later": start.Add(2400 * time.Millisecond).UnixMilli(),
 			}
 			for _, b := range []string{"late", "early", "later"} {
 				e.mustSend("T", 0, b, props(broker.PropertyTimerDeliverMS, strconv.FormatInt(due[b], 10)))
@@ -379,7 +397,7 @@ func TestTimerCrashImageDeliversAtLeastOnce(t *testing.T) {
 }
 
 // Loading a later window reads the offsets of the messages due in it, not
-// the whole backlog: with messages due in 2.5 s stored first and a stream
+// the whole backlog: with messages due in 3.2 s stored first and a stream
 // due over the next second after them, the rescans read each record about
 // twice at most (a bucket straddling the window end is read again), where
 // rereading the backlog on every window would read it about 20 times.
@@ -398,10 +416,12 @@ func TestTimerRescanReadsOnlyReachedBuckets(t *testing.T) {
 		e.mustSend("T", 0, body, props(broker.PropertyTimerDeliverMS, strconv.FormatInt(d, 10)))
 	}
 	for i := range n {
-		send(fmt.Sprintf("later%02d", i), start.Add(2500*time.Millisecond).UnixMilli())
+		send(fmt.Sprintf("later%02d", i), start.Add(3200*time.Millisecond).UnixMilli())
 	}
 	for i := range n {
-		send(fmt.Sprintf("soon%02d", i), start.Add(300*time.Millisecond+time.Duration(i)*30*time.Millisecond).UnixMilli())
+		// Due no sooner than 1 s from start: every send arrives before
+		// its message is due, also on a loaded machine.
+		send(fmt.Sprintf("soon%02d", i), start.Add(time.Second+time.Duration(i)*30*time.Millisecond).UnixMilli())
 	}
 	eventually(t, "all delivered", func() bool { return e.maxOffset("T", 0) >= 2*n })
 	time.Sleep(200 * time.Millisecond)

@@ -51,7 +51,9 @@ func TestRMQGroupBatchesWaitersArrivingDuringFlush(t *testing.T) {
 func TestRMQGroupCoalesceWait(t *testing.T) {
 	f := &fakeLog{}
 	cfg := DefaultConfig(RMQGroup)
-	cfg.CoalesceWait = 200 * time.Millisecond
+	// 2 s: twenty arrivals 1 ms apart fit in it also when a loaded
+	// machine stretches each sleep many times over.
+	cfg.CoalesceWait = 2 * time.Second
 	cfg.TickInterval = time.Hour
 	p := newPolicy(t, f, cfg)
 	var wg sync.WaitGroup

@@ -392,7 +392,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 func TestTLSFirstByteWaitsIdleTimeout(t *testing.T) {
 	ts := startTestServer(t, func(c *ServerConfig) {
 		c.TLS = TLSConfig{Mode: TLSPermissive, HandshakeTimeout: 20 * time.Millisecond}
-		c.IdleTimeout = 100 * time.Millisecond
+		c.IdleTimeout = time.Second // far beyond the pause below, also on a loaded machine
 	}, nil)
 	// Silent past the handshake timeout, then a plaintext request: served.
 	nc, err := net.Dial("tcp", ts.Addr())
@@ -400,7 +400,7 @@ func TestTLSFirstByteWaitsIdleTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // 10× the handshake timeout
 	frame, err := AppendFrame(nil, NewRequest(codeEcho, ExtFields{"k": "v"}), SerializeJSON)
 	if err != nil {
 		t.Fatal(err)

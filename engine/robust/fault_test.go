@@ -201,10 +201,12 @@ func TestBrokerFaultDiskFull(t *testing.T) {
 func TestBrokerFaultSlowFlush(t *testing.T) {
 	t.Parallel()
 	e, inj := faultBroker(t, iopath.Pwrite, flush.Group, func(s *store.Config) {
-		s.CommitLog.Flush.SyncFlushTimeout = 50 * time.Millisecond
+		// Margins that hold on a loaded machine: the warm-up send's real
+		// flush stays well under the timeout, the injected one well over.
+		s.CommitLog.Flush.SyncFlushTimeout = time.Second
 	})
 	wantCode(t, "send", e.send("FAULT", 0, "", []byte("warm")), remoting.RespSuccess)
-	id := inj.Add(faultfs.Rule{Op: vfs.OpSync, PathContains: segmentsOf(e), Delay: 300 * time.Millisecond})
+	id := inj.Add(faultfs.Rule{Op: vfs.OpSync, PathContains: segmentsOf(e), Delay: 3 * time.Second})
 	resp := e.send("FAULT", 0, "", []byte("slow"))
 	wantCode(t, "send behind a slow flush", resp, remoting.RespFlushDiskTimeout)
 	if resp.ExtFields["msgId"] == "" {

@@ -303,6 +303,11 @@ func TestLimitInFlightPerConnection(t *testing.T) {
 		}
 	}
 	for deadline := time.Now().Add(callTimeout); e.b.HeldPulls() < limit; {
+		select {
+		case code := <-codes:
+			t.Fatalf("a pull was answered %s before %d were held", remoting.ResponseCodeName(code), limit)
+		default:
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d pulls held", e.b.HeldPulls(), limit)
 		}
@@ -347,7 +352,10 @@ func TestLimitIdleTimeout(t *testing.T) {
 	if d := broker.DefaultConfig().Remoting.IdleTimeout; d != 120*time.Second {
 		t.Fatalf("default idle timeout %v", d)
 	}
-	e := startBroker(t, func(b *broker.Config, _ *store.Config) { b.Remoting.IdleTimeout = 200 * time.Millisecond })
+	// 2 s: short enough for a test, long enough that the last send (which
+	// creates its topic, fsyncing topics.json) is answered within it on a
+	// loaded machine; expectClosed waits up to callTimeout.
+	e := startBroker(t, func(b *broker.Config, _ *store.Config) { b.Remoting.IdleTimeout = 2 * time.Second })
 	silent := dialRaw(t, e.addr())
 	half := dialRaw(t, e.addr())
 	if _, err := half.Write([]byte{0, 0, 4, 0, 0, 0, 0, 10, '{'}); err != nil { // 1024-byte frame, 5 bytes sent

@@ -326,7 +326,7 @@ func TestOSPageCacheBusy(t *testing.T) {
 	for s.stripeFor("T", qA) == s.stripeFor("T", qB) {
 		qB++
 	}
-	inj.Add(faultfs.Rule{Op: vfs.OpWrite, PathContains: "commitlog", When: faultfs.OnlyNth(1), Delay: 1500 * time.Millisecond})
+	inj.Add(faultfs.Rule{Op: vfs.OpWrite, PathContains: "commitlog", When: faultfs.OnlyNth(1), Delay: 3 * time.Second}) // 2 s past the 1 s threshold: room for a slow machine
 	errA := make(chan error, 1)
 	go func() {
 		_, err := s.Put(context.Background(), fixedMsg("T", qA, 10, ""))
@@ -340,13 +340,13 @@ func TestOSPageCacheBusy(t *testing.T) {
 	}
 	for !s.IsOSPageCacheBusy() {
 		if s.CommitLog().LockHeldFor() == 0 {
-			t.Fatalf("IsOSPageCacheBusy never true while an append held the lock for 1.5 s")
+			t.Fatalf("IsOSPageCacheBusy never true while an append held the lock for 3 s")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	_, errB := s.Put(context.Background(), fixedMsg("T", qB, 10, ""))
 	if StatusOf(errB) != OSPageCacheBusy {
-		t.Fatalf("put behind a 1.5 s append: %v", errB)
+		t.Fatalf("put behind a 3 s append: %v", errB)
 	}
 	if err := <-errA; err != nil {
 		t.Fatalf("slow put: %v", err)

@@ -229,8 +229,16 @@ func TestTailConsumerCountsDuplicatesAndForeign(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// Stop once the three have been consumed (the timeout only bounds the
+	// test): a fixed short run could end first on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	go func() {
+		for ctx.Err() == nil && c.Stats().Messages < 3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
 	res, col := run(t, ctx, DefaultRunConfig(), nil, []Consumer{c})
 	if res.Status != StatusInterrupted {
 		t.Fatalf("status %s", res.Status)

@@ -42,6 +42,10 @@ func startBroker(t testing.TB, name, ns string, open broker.StoreOpener) *broker
 	cfg.BrokerName = name
 	cfg.ListenAddr = "127.0.0.1:0"
 	cfg.Logger = quiet
+	// Sends waiting over SendQueueMaxWait (200 ms) for a worker are
+	// answered SYSTEM_BUSY; on a loaded 2-core machine under -race that
+	// flow control would hit sends these tests expect to succeed.
+	cfg.SendQueueMaxWait = 10 * time.Second
 	if ns != "" {
 		cfg.NamesrvAddrs = []string{ns}
 	}

@@ -45,6 +45,10 @@ func env(t *testing.T, topic string, queues int32) (*namesrv.Server, *broker.Bro
 	cfg.NamesrvAddrs = []string{ns.Addr()}
 	cfg.Logger = quiet
 	cfg.MaxSuspend = maxHold
+	// Sends waiting over SendQueueMaxWait (200 ms) for a worker are
+	// answered SYSTEM_BUSY; on a loaded 2-core machine under -race that
+	// flow control would hit sends these tests expect to succeed.
+	cfg.SendQueueMaxWait = 10 * time.Second
 	b, err := broker.New(cfg, broker.WithStore(memstore.New()))
 	if err != nil {
 		t.Fatal(err)
