@@ -41,7 +41,10 @@ var errNoMatch = errors.New("matches no cell")
 // CPU µs per acknowledged message: lower is better; only between cells
 // that measure it, i.e. transport process on both sides) and write-amp
 // (bytes the store's device wrote per byte the commit log appended,
-// extra.write_amplification: lower is better; brokerlab's cells only).
+// extra.write_amplification: lower is better; brokerlab's cells only) and
+// catchup-MB/s (a lagging consumer's read rate over its backlog,
+// extra.catchup_mb_per_sec: higher is better; only between cells with a
+// lagging consumer, the same backlog and the same page-cache budget).
 //
 // Compares names the one property a pairing varies on purpose when that
 // property is otherwise checked. Only "durability" may be named: an
@@ -69,8 +72,13 @@ const MetricCPUPerMsg = "cpu/msg"
 // commit log appended (the host extra write_amplification, from diskstats).
 const MetricWriteAmp = "write-amp"
 
+// MetricCatchUp compares how fast a consumer that started behind read its
+// backlog (the extra catchup_mb_per_sec of the cell's first lagging
+// consumer): higher is better.
+const MetricCatchUp = "catchup-MB/s"
+
 // pairMetrics are the metrics a pairing may compare.
-var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999", MetricCPUPerMsg, MetricWriteAmp}
+var pairMetrics = []string{"msg/s", "MB/s", "p50", "p99", "p999", MetricCPUPerMsg, MetricWriteAmp, MetricCatchUp}
 
 func isLatencyMetric(m string) bool { return m == "p50" || m == "p99" || m == "p999" }
 
@@ -237,7 +245,16 @@ func checkLike(p Pairing, num, den *Cell) error {
 		case p.Metric == MetricWriteAmp && side.attrs["system"] != result.SystemBrokerlab:
 			diffs = append(diffs, fmt.Sprintf("%s %s appends to no commit log (system %s; %s compares brokerlab's cells)",
 				side.name, cellID(side.c), side.attrs["system"], MetricWriteAmp))
+		case p.Metric == MetricCatchUp && (side.attrs["system"] != result.SystemBrokerlab || side.c.Exp.Workload.Lagging == 0):
+			diffs = append(diffs, fmt.Sprintf("%s %s has no lagging consumer (%s compares brokerlab's cells with lagging > 0)",
+				side.name, cellID(side.c), MetricCatchUp))
 		}
+	}
+	if p.Metric == MetricCatchUp {
+		wa, wb := num.Exp.Workload, den.Exp.Workload
+		differ("backlog behind the consumer (lag_bytes)", wa.LagBytes.String(), wb.LagBytes.String())
+		differ("prefill", wa.Prefill.String(), wb.Prefill.String())
+		differ("page-cache budget", num.Exp.Engine.Budget.String(), den.Exp.Engine.Budget.String())
 	}
 	if isLatencyMetric(p.Metric) && (a["mode"] != "open" || b["mode"] != "open") {
 		diffs = append(diffs, "latency is compared in open loop only (in a closed loop with fixed producers it restates throughput: Little's law)")
@@ -370,6 +387,8 @@ func repValues(cells []result.Cell, c *Cell, metric string) map[int]float64 {
 			v = rc.MBPerSec
 		case MetricWriteAmp:
 			v = rc.Extra["write_amplification"]
+		case MetricCatchUp:
+			v = rc.Extra["catchup_mb_per_sec"]
 		default:
 			q := rc.Quantiles[rc.PrimaryMetric()]
 			switch metric {
