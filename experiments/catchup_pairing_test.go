@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/brokerlab/brokerlab/experiments/result"
 )
 
 // coldBase has a consumer starting 64 MiB behind, per read path, and one
@@ -34,14 +32,9 @@ func TestCatchUpPairing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cells []result.Cell
-	for _, c := range all {
-		rate := map[string]float64{"pwrite": 300, "direct": 40}[c.Exp.Engine.Path]
-		for rep := range 3 {
-			cells = append(cells, result.Cell{Name: c.Name, Rep: rep, MsgPerSec: 5000,
-				Extra: map[string]float64{"catchup_mb_per_sec": rate * float64(rep+1)}})
-		}
-	}
+	cells := extraCells(all, "catchup_mb_per_sec", func(c Cell) float64 {
+		return map[string]float64{"pwrite": 300, "direct": 40}[c.Exp.Engine.Path]
+	})
 	rs := ComputeRatios(e.Pairings, all, cells)
 	if len(rs) != 1 || rs[0].Missing != "" {
 		t.Fatalf("ratios %+v", rs)

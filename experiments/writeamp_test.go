@@ -29,17 +29,9 @@ pairings:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cells []result.Cell
-	for _, c := range all {
-		if c.System != "" && c.System != result.SystemBrokerlab {
-			continue
-		}
-		wa := map[string]float64{"normal": 200, "random": 4}[c.Exp.Engine.Advice]
-		for rep := range 3 {
-			cells = append(cells, result.Cell{Name: c.Name, Rep: rep, MsgPerSec: 4000,
-				Extra: map[string]float64{"write_amplification": wa * float64(rep+1)}})
-		}
-	}
+	cells := extraCells(all, "write_amplification", func(c Cell) float64 {
+		return map[string]float64{"normal": 200, "random": 4}[c.Exp.Engine.Advice]
+	})
 	rs := ComputeRatios(e.Pairings, all, cells)
 	if len(rs) != 1 || rs[0].Missing != "" {
 		t.Fatalf("ratios %+v", rs)
@@ -69,4 +61,21 @@ pairings:
 	if !errors.Is(err, ErrUnlikePair) || !strings.Contains(err.Error(), "appends to no commit log") {
 		t.Fatalf("brokerlab vs NATS on write-amp: %v", err)
 	}
+}
+
+// extraCells gives each of brokerlab's cells in all three repetitions whose
+// extra key is base(cell) × (rep+1): every repetition keeps the cells'
+// ratio, so a pairing's median is the ratio of the bases.
+func extraCells(all []Cell, key string, base func(Cell) float64) []result.Cell {
+	var cells []result.Cell
+	for _, c := range all {
+		if c.System != "" && c.System != result.SystemBrokerlab {
+			continue
+		}
+		for rep := range 3 {
+			cells = append(cells, result.Cell{Name: c.Name, Rep: rep, MsgPerSec: 1000,
+				Extra: map[string]float64{key: base(c) * float64(rep+1)}})
+		}
+	}
+	return cells
 }
