@@ -359,6 +359,24 @@ func TestTLSShutdownClosesPendingHandshakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	// Wait until the listener has accepted it: a connection still in the
+	// kernel's accept queue is reset when the listening socket closes, which
+	// is not the path under test.
+	tl, ok := ts.ln.(*tlsListener)
+	if !ok {
+		t.Fatalf("permissive server listens with %T, want *tlsListener", ts.ln)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		tl.mu.Lock()
+		n := len(tl.mu.pending)
+		tl.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections in their handshake after 5 s, want 1", n)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := ts.Shutdown(ctx); err != nil {
