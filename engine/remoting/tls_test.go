@@ -366,17 +366,11 @@ func TestTLSShutdownClosesPendingHandshakes(t *testing.T) {
 	if !ok {
 		t.Fatalf("permissive server listens with %T, want *tlsListener", ts.ln)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	waitFor(t, "the connection in the listener's handshake set", func() bool {
 		tl.mu.Lock()
-		n := len(tl.mu.pending)
-		tl.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections in their handshake after 5 s, want 1", n)
-		}
-	}
+		defer tl.mu.Unlock()
+		return len(tl.mu.pending) == 1
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := ts.Shutdown(ctx); err != nil {
