@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Derive the figures of the newest run of each experiment (figures are pure
 # functions of the result files: byte-identical from the same inputs) into a
-# scratch directory, and copy the README gallery's figures (listed in
+# scratch directory, and copy the gallery's figures (results/README.md; listed in
 # scripts/gallery.txt: experiment figure) to plots/gallery/. Nothing is written
 # into results/: a run keeps only result.json, bench.txt, manifest.json and
 # its gzip'd .hlog files. For every figure and .hgrm of a run:
