@@ -27,15 +27,28 @@
 // Positions are the log's global byte offsets.
 //
 // Errors are sticky: after the first Flush error every later Commit returns it.
+//
+// A short flush — Flush returning less than WrittenPos was before it began —
+// is not taken on trust. sync, group and rmqgroup flush again while each
+// flush advances the flushed position (within SyncFlushTimeout): RocketMQ's
+// GroupCommitService likewise repeats flush(0) until flushedWhere reaches a
+// request's offset. A Commit whose position is still beyond the flushed one
+// gets an error matching both ErrShortFlush and ErrTimeout, never nil:
+// RocketMQ answers such a request FLUSH_DISK_TIMEOUT (the bytes are written,
+// not known durable). Like ErrTimeout it is not sticky: a later Commit that
+// a flush does cover gets nil, which covers the earlier bytes too.
 package flush
 
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Flusher is satisfied by the commit log. Flush makes every byte appended so
-// far durable and returns the new flushed position. WrittenPos is the
+// far durable and returns the new flushed position (a result below what
+// WrittenPos reported before the call is a short flush: see the package
+// doc). WrittenPos is the
 // appended end: every byte appended so far, whether or not anyone will
 // Commit it; a policy flushes when WrittenPos passes its flushed position.
 // A policy calls Flush from one goroutine at a time; WrittenPos may be
@@ -67,7 +80,29 @@ var (
 	ErrClosed = errors.New("flush: policy closed")
 	// ErrUnknownKind is returned by ParseKind.
 	ErrUnknownKind = errors.New("flush: unknown flush policy")
+	// ErrShortFlush is matched by the error a Commit (or Close) gets when
+	// the flushes meant to cover its position reported less: the Flusher
+	// returned a flushed position below what was written when the flush
+	// began, and flushing again made no progress (or SyncFlushTimeout
+	// passed). The same error matches ErrTimeout, as RocketMQ reports the
+	// case FLUSH_DISK_TIMEOUT. The error names both offsets.
+	ErrShortFlush = errors.New("flush: flush reported less than was written")
 )
+
+// shortFlushError is a Commit at pos answered after the flushed position
+// stopped at flushed < pos.
+type shortFlushError struct{ pos, flushed int64 }
+
+func shortFlush(pos, flushed int64) error { return &shortFlushError{pos: pos, flushed: flushed} }
+
+func (e *shortFlushError) Error() string {
+	return fmt.Sprintf("%v: flushed position %d is short of %d (FLUSH_DISK_TIMEOUT)", ErrShortFlush, e.flushed, e.pos)
+}
+
+// Is makes the error match ErrShortFlush and ErrTimeout.
+func (e *shortFlushError) Is(target error) bool {
+	return target == ErrShortFlush || target == ErrTimeout
+}
 
 // Policy is told about every append that waits for its flush and returns
 // when the bytes up to pos are as durable as the policy promises: Sync, Group
@@ -77,8 +112,10 @@ var (
 // Commit may be called concurrently from many goroutines, with pos values in
 // any order; pos must not exceed what has been appended when Commit is
 // called. Close flushes everything once more, answers every Commit still
-// waiting (nil if the final flush covered it, else ErrClosed or the sticky
-// error) and stops background work; a Commit after Close returns ErrClosed.
+// waiting (nil if the final flush covered it, else ErrClosed, a short-flush
+// error or the sticky error) and stops background work; a Commit after Close
+// returns ErrClosed. Close of sync, group and rmqgroup reports a short final
+// flush (ErrShortFlush).
 type Policy interface {
 	Commit(ctx context.Context, pos int64) error
 	// FlushedPos is the highest position known durable.

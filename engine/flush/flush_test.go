@@ -19,6 +19,11 @@ type fakeLog struct {
 	delay   time.Duration
 	fail    atomic.Pointer[error]
 	gate    chan struct{} // if non-nil, Flush blocks until it can receive
+	// Short flushes: a Flush never reports beyond ceiling (if > 0), and
+	// covers at most up to the next multiple of step (if > 0), as
+	// RocketMQ's flush() covers one mapped file per call.
+	ceiling atomic.Int64
+	step    int64
 
 	inflight   atomic.Int32
 	concurrent atomic.Bool
@@ -33,8 +38,10 @@ func (f *fakeLog) Flush() (int64, error) {
 		f.concurrent.Store(true)
 	}
 	defer f.inflight.Add(-1)
+	// A flush covers what was appended when it began: read before calls
+	// moves, so appends made after a test saw the call are not covered.
+	w := f.wrote.Load()
 	f.calls.Add(1)
-	w := f.wrote.Load() // a flush covers what was appended when it began
 	if f.gate != nil {
 		<-f.gate
 	}
@@ -43,6 +50,12 @@ func (f *fakeLog) Flush() (int64, error) {
 	}
 	if p := f.fail.Load(); p != nil {
 		return f.flushed.Load(), *p
+	}
+	if c := f.ceiling.Load(); c > 0 {
+		w = min(w, c)
+	}
+	if f.step > 0 {
+		w = min(w, (f.flushed.Load()/f.step+1)*f.step)
 	}
 	if w > f.flushed.Load() {
 		f.flushed.Store(w)

@@ -31,6 +31,13 @@ import (
 //   - With CoalesceWait > 0 a leader first waits (up to CoalesceWait) until
 //     as many commits are queued as the previous round had in flight; the
 //     commit that completes the batch wakes it.
+//   - A round's target is the Flusher's WrittenPos read before its flush.
+//     A flush short of it is repeated while it makes progress
+//     (flushCovering); the round then answers every commit at or below
+//     the target, the leader's included: nil if the flushed position
+//     reached it, else a short-flush error (ErrShortFlush). Commits beyond
+//     the target were appended after the flush began and wait for the next
+//     round.
 //
 // Waiters come from a pool and the queue reuses its backing array: a Commit
 // allocates nothing in steady state. A waiter's context is honoured while it
@@ -128,7 +135,7 @@ func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
 	case !p.flushing:
 		p.flushing = true
 		p.mu.Unlock()
-		return p.lead(true, 0)
+		return p.lead(true, pos, 0)
 	}
 	w := gWaiterPool.Get().(*gWaiter)
 	w.pos, w.since = pos, nanotime()
@@ -161,10 +168,10 @@ func (p *groupPolicy) Commit(ctx context.Context, pos int64) error {
 
 // answered recycles w after its one answer and acts on it.
 func (p *groupPolicy) answered(w *gWaiter, err error) error {
-	since := w.since
+	pos, since := w.pos, w.since
 	gWaiterPool.Put(w)
 	if err == errLead {
-		return p.lead(true, since)
+		return p.lead(true, pos, since)
 	}
 	return err
 }
@@ -185,23 +192,56 @@ func (p *groupPolicy) flushOnce() (start time.Time, d time.Duration, ran bool, e
 	return start, d, true, nil
 }
 
-// lead runs one flush as the token holder (self: on behalf of a Commit
-// whose waiting began at since, or at the flush's start if since is 0),
-// answers every queued waiter it covered, and hands the token to the oldest
-// waiter left, or releases it.
-func (p *groupPolicy) lead(self bool, since int64) error {
+// flushCovering flushes until the flushed position reaches target (the
+// Flusher's WrittenPos read before the call): one flushOnce, then — after
+// a short flush — another while the last advanced the position, for up to
+// SyncFlushTimeout after the first retry (as flushState.runCovering). It
+// records every flush but the last (serving no commits) itself; the caller
+// records the last one, returned as flushOnce returns it.
+// REQUIRES: the caller holds the flush token.
+func (p *groupPolicy) flushCovering(target int64) (start time.Time, d time.Duration, ran bool, err error) {
+	var began int64 // clock read only once a retry is due
+	for {
+		before := p.flushed.Load()
+		start, d, ran, err = p.flushOnce()
+		after := p.flushed.Load()
+		if !ran || err != nil || after >= target || after == before {
+			return start, d, ran, err
+		}
+		if began == 0 {
+			began = nanotime()
+		} else if time.Duration(nanotime()-began) >= p.cfg.SyncFlushTimeout {
+			return start, d, ran, err
+		}
+		p.recordFlush(d, 0)
+		if p.cfg.OnFlush != nil {
+			p.cfg.OnFlush(Event{Start: start, Duration: d, FlushedPos: after})
+		}
+	}
+}
+
+// lead runs one round as the token holder (self: on behalf of a Commit at
+// pos whose waiting began at since, or at the flush's start if since is 0):
+// it flushes up to the round's target, answers every queued waiter at or
+// below the target, and hands the token to the oldest waiter left, or
+// releases it.
+func (p *groupPolicy) lead(self bool, pos, since int64) error {
 	if p.fillTimer != nil {
 		p.fill(self)
 	}
-	start, d, ran, err := p.flushOnce()
+	target := p.f.WrittenPos()
+	start, d, ran, err := p.flushCovering(target)
 	flushed := p.flushed.Load()
+	// Waiters at or below limit are answered now: nil if flushed covers
+	// them, else (a short flush) an error. Above it: the next round.
+	limit := max(flushed, target)
 
 	p.mu.Lock()
 	done := p.spare[:0]
 	p.spare = nil
 	kept := p.queue[:0]
 	for _, w := range p.queue {
-		if err != nil || w.pos <= flushed {
+		if err != nil || w.pos <= limit {
 			done = append(done, w)
 		} else {
 			kept = append(kept, w)
@@ -242,7 +282,12 @@ func (p *groupPolicy) lead(self bool, since int64) error {
 	}
 	if len(done) > 0 {
 		for i, w := range done {
-			w.ch <- err
+			answer := err
+			if err == nil && w.pos > flushed {
+				p.shortFlushes.Add(1)
+				answer = shortFlush(w.pos, flushed)
+			}
+			w.ch <- answer // w may be recycled from here on
 			done[i] = nil
 		}
 		p.mu.Lock()
@@ -256,6 +301,10 @@ func (p *groupPolicy) lead(self bool, since int64) error {
 	}
 	if err != nil || !self {
 		return err
+	}
+	if pos > flushed {
+		p.shortFlushes.Add(1)
+		return shortFlush(pos, flushed)
 	}
 	if since == 0 {
 		since = int64(start.Sub(epoch))
@@ -314,7 +363,7 @@ func (p *groupPolicy) onTick() {
 	}
 	p.flushing = true
 	p.mu.Unlock()
-	_ = p.lead(false, 0) // sticky: later commits see it
+	_ = p.lead(false, 0, 0) // sticky: later commits see it
 }
 
 // onSweep answers ErrTimeout to every waiter queued longer than
@@ -342,7 +391,10 @@ func (p *groupPolicy) Stats() Stats      { return p.snapshot() }
 
 // Close refuses new commits, waits for the running flush, flushes once more
 // and answers every waiter still queued: nil if that flush covered it, else
-// the sticky error or ErrClosed. Nobody is left to time out.
+// the sticky error, a short-flush error (at or below the written position
+// the final flush was meant to reach) or ErrClosed. Nobody is left to time
+// out. Close returns the sticky error, or ErrShortFlush if the final flush
+// stayed short.
 func (p *groupPolicy) Close() error {
 	p.once.Do(func() {
 		p.mu.Lock()
@@ -361,7 +413,8 @@ func (p *groupPolicy) Close() error {
 		p.flushing = true
 		p.mu.Unlock()
 
-		start, d, ran, err := p.flushOnce()
+		target := p.f.WrittenPos()
+		start, d, ran, err := p.flushCovering(target)
 		flushed := p.flushed.Load()
 		p.mu.Lock()
 		waiting := p.queue
@@ -375,6 +428,9 @@ func (p *groupPolicy) Close() error {
 			case w.pos <= flushed:
 				served++
 				w.ch <- nil
+			case w.pos <= target:
+				p.shortFlushes.Add(1)
+				w.ch <- shortFlush(w.pos, flushed)
 			default:
 				w.ch <- ErrClosed
 			}
@@ -387,6 +443,9 @@ func (p *groupPolicy) Close() error {
 		}
 		p.sweep.halt()
 		p.cerr = err
+		if err == nil && flushed < target {
+			p.cerr = shortFlush(target, flushed)
+		}
 	})
 	return p.cerr
 }

@@ -23,6 +23,12 @@ import (
 //
 // A request not completed within SyncFlushTimeout gets ErrTimeout
 // (FLUSH_DISK_TIMEOUT); its bytes stay written.
+//
+// A round's target is the Flusher's WrittenPos read before its flush; a
+// flush short of it is repeated while it makes progress, as doCommit
+// repeats flush(0) (flushState.runCovering). Requests at or below the
+// target are then answered: nil if the flushed position reached them, else
+// a short-flush error (ErrShortFlush, which matches ErrTimeout too).
 type rmqGroupPolicy struct {
 	f   Flusher
 	cfg Config
@@ -136,11 +142,12 @@ func (p *rmqGroupPolicy) serve() {
 	p.mu.Unlock()
 	if len(p.read) == 0 {
 		if p.err.get() == nil && unflushed(p.f, p.flushed.Load()) {
-			_ = p.flush(0) // sticky: later commits see it
+			_ = p.flush(0, p.f.WrittenPos()) // sticky: later commits see it
 		}
 		return
 	}
-	err := p.flush(len(p.read))
+	target := p.f.WrittenPos()
+	err := p.flush(len(p.read), target)
 	flushed := p.flushed.Load()
 	var again []*rmqWaiter
 	for _, w := range p.read {
@@ -149,6 +156,9 @@ func (p *rmqGroupPolicy) serve() {
 			w.ch <- err
 		case w.pos <= flushed:
 			w.ch <- nil
+		case w.pos <= target:
+			p.shortFlushes.Add(1)
+			w.ch <- shortFlush(w.pos, flushed)
 		default:
 			// Appended after the flush captured its position; the next
 			// flush serves it.
@@ -168,9 +178,10 @@ func (p *rmqGroupPolicy) serve() {
 	}
 }
 
-// flush runs one flush serving waiters requests and records it.
-func (p *rmqGroupPolicy) flush(waiters int) error {
-	return p.run(p.f, &p.cfg, &p.counters, "group", waiters)
+// flush flushes up to target (retrying a short flush) serving waiters
+// requests and records it.
+func (p *rmqGroupPolicy) flush(waiters int, target int64) error {
+	return p.runCovering(p.f, &p.cfg, &p.counters, "group", waiters, target)
 }
 
 func (p *rmqGroupPolicy) FlushedPos() int64 { return p.flushed.Load() }
@@ -178,7 +189,10 @@ func (p *rmqGroupPolicy) Stats() Stats      { return p.snapshot() }
 
 // Close refuses new requests, lets the flusher serve the queued ones, stops
 // it, flushes once more and answers every request still queued: nil if the
-// final flush covered it, else the sticky error or ErrClosed.
+// final flush covered it, else the sticky error, a short-flush error (at or
+// below the written position the final flush was meant to reach) or
+// ErrClosed. Close returns the sticky error, or ErrShortFlush if the final
+// flush stayed short.
 func (p *rmqGroupPolicy) Close() error {
 	p.once.Do(func() {
 		p.mu.Lock()
@@ -190,7 +204,8 @@ func (p *rmqGroupPolicy) Close() error {
 		late := p.mu.write
 		p.mu.write = nil
 		p.mu.Unlock()
-		err := p.flush(len(late))
+		target := p.f.WrittenPos()
+		err := p.flush(len(late), target)
 		flushed := p.flushed.Load()
 		for _, w := range late {
 			switch {
@@ -198,11 +213,17 @@ func (p *rmqGroupPolicy) Close() error {
 				w.ch <- err
 			case w.pos <= flushed:
 				w.ch <- nil
+			case w.pos <= target:
+				p.shortFlushes.Add(1)
+				w.ch <- shortFlush(w.pos, flushed)
 			default:
 				w.ch <- ErrClosed
 			}
 		}
 		p.cerr = err
+		if err == nil && flushed < target {
+			p.cerr = shortFlush(target, flushed)
+		}
 	})
 	return p.cerr
 }

@@ -23,6 +23,10 @@ type Stats struct {
 	FlushNanos uint64 // total time inside Flush
 	MaxFlush   time.Duration
 	Timeouts   uint64 // group: commits that got ErrTimeout
+	// ShortFlushes counts commits answered with ErrShortFlush: flushes
+	// meant to cover them reported less and could not be made to (not
+	// counted in Timeouts, though the error matches ErrTimeout).
+	ShortFlushes uint64
 	// BatchSizes is the distribution of waiters served per flush (group
 	// commit efficiency); Waiters is their sum over all flushes.
 	BatchSizes [BatchBuckets]uint64
@@ -34,6 +38,7 @@ type Stats struct {
 // counters is embedded by every policy.
 type counters struct {
 	commits, flushes, flushNanos, maxFlush, timeouts atomic.Uint64
+	shortFlushes                                     atomic.Uint64
 	batch                                            [BatchBuckets]atomic.Uint64
 	waiters                                          atomic.Uint64
 	latency                                          [LatencyBuckets]atomic.Uint64
@@ -76,11 +81,12 @@ func LatencyUpper(i int) time.Duration { return time.Duration(1<<i) * time.Micro
 
 func (c *counters) snapshot() Stats {
 	s := Stats{
-		Commits:    c.commits.Load(),
-		Flushes:    c.flushes.Load(),
-		FlushNanos: c.flushNanos.Load(),
-		MaxFlush:   time.Duration(c.maxFlush.Load()),
-		Timeouts:   c.timeouts.Load(),
+		Commits:      c.commits.Load(),
+		Flushes:      c.flushes.Load(),
+		FlushNanos:   c.flushNanos.Load(),
+		MaxFlush:     time.Duration(c.maxFlush.Load()),
+		Timeouts:     c.timeouts.Load(),
+		ShortFlushes: c.shortFlushes.Load(),
 	}
 	for i := range c.batch {
 		s.BatchSizes[i] = c.batch[i].Load()
@@ -154,4 +160,30 @@ func (s *flushState) run(f Flusher, cfg *Config, c *counters, what string, waite
 		cfg.OnFlush(Event{Start: start, Duration: d, Waiters: waiters, FlushedPos: s.flushed.Load(), Err: err})
 	}
 	return err
+}
+
+// runCovering flushes until the flushed position reaches target (the
+// Flusher's WrittenPos read before the call): one run, then — after a short
+// flush — another while the last one advanced the position, for up to
+// cfg.SyncFlushTimeout after the first retry, as RocketMQ's
+// GroupCommitService repeats flush(0) for a request. A flush that advances
+// nothing ends the retries: the Flusher cannot make progress now. The first
+// run counts the waiters, retries count none. It returns the sticky error or
+// nil; the caller compares s.flushed with the positions it serves.
+func (s *flushState) runCovering(f Flusher, cfg *Config, c *counters, what string, waiters int, target int64) error {
+	var began int64 // clock read only once a retry is due
+	for {
+		before := s.flushed.Load()
+		err := s.run(f, cfg, c, what, waiters)
+		after := s.flushed.Load()
+		if err != nil || after >= target || after == before {
+			return err
+		}
+		if began == 0 {
+			began = nanotime()
+		} else if time.Duration(nanotime()-began) >= cfg.SyncFlushTimeout {
+			return nil
+		}
+		waiters = 0
+	}
 }

@@ -14,6 +14,10 @@ import (
 //
 // A ticker flushes, every TickInterval and under the same mu, whatever was
 // appended without a Commit (WAIT=false).
+//
+// A Commit returns nil only when the flushed position reaches its pos; a
+// short flush is retried while it makes progress, then answered with
+// ErrShortFlush (see the package doc).
 type syncPolicy struct {
 	f          Flusher
 	cfg        Config
@@ -46,7 +50,14 @@ func (p *syncPolicy) Commit(ctx context.Context, pos int64) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.flushLocked(1)
+	if err := p.flushLocked(1); err != nil {
+		return err
+	}
+	if f := p.flushed.Load(); f < pos {
+		p.shortFlushes.Add(1)
+		return shortFlush(pos, f)
+	}
+	return nil
 }
 
 // onTick flushes appends nobody committed.
@@ -62,23 +73,30 @@ func (p *syncPolicy) onTick() {
 	_ = p.flushLocked(0) // sticky: later commits see it
 }
 
+// flushLocked flushes everything appended so far, retrying a short flush
+// (runCovering).
 // REQUIRES: p.mu held.
 func (p *syncPolicy) flushLocked(waiters int) error {
-	return p.run(p.f, &p.cfg, &p.counters, "sync", waiters)
+	return p.runCovering(p.f, &p.cfg, &p.counters, "sync", waiters, p.f.WrittenPos())
 }
 
 func (p *syncPolicy) FlushedPos() int64 { return p.flushed.Load() }
 func (p *syncPolicy) Stats() Stats      { return p.snapshot() }
 
-// Close stops the ticker and flushes once more. Commits already inside mu
-// finish first; later ones get ErrClosed.
+// Close stops the ticker and flushes once more; a final flush that stays
+// short of the written position is reported (ErrShortFlush). Commits
+// already inside mu finish first; later ones get ErrClosed.
 func (p *syncPolicy) Close() error {
 	p.once.Do(func() {
 		p.closed.Store(true)
 		p.tick.halt()
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.cerr = p.flushLocked(0)
+		target := p.f.WrittenPos()
+		p.cerr = p.runCovering(p.f, &p.cfg, &p.counters, "sync", 0, target)
+		if f := p.flushed.Load(); p.cerr == nil && f < target {
+			p.cerr = shortFlush(target, f)
+		}
 	})
 	return p.cerr
 }
