@@ -59,13 +59,18 @@ type dispatcher struct {
 	lastSample int64
 	lastErrOff int64 // offset of the last logged dispatch error
 
-	paused atomic.Bool // tests and benchmarks hold dispatch
+	// paused holds the reput loop (tests and benchmarks; Close's final
+	// drain ignores it). See reputLoop for how to wait for a running round.
+	paused atomic.Bool
 
 	lastTS    atomic.Int64 // store time of the last dispatched record
 	records   atomic.Uint64
 	lastDelay atomic.Int64 // ns between store time and dispatch, last record
 	maxDelay  atomic.Int64
 	errors    atomic.Uint64
+	// skips and skippedBytes count jumps over commit-log bytes deleted
+	// before they were dispatched (reputUntil).
+	skips, skippedBytes atomic.Uint64
 }
 
 type unitRun struct {
@@ -127,10 +132,13 @@ func (s *Store) reputLoop() {
 		case <-s.disp.wake:
 		case <-t.C:
 		}
+		s.disp.mu.Lock()
 		if s.disp.paused.Load() {
+			// Checked under mu: once a holder has set paused and then
+			// taken and released mu, no round runs until it clears it.
+			s.disp.mu.Unlock()
 			continue
 		}
-		s.disp.mu.Lock()
 		_, err := s.reputUntil(s.reputEnd(), true)
 		s.disp.mu.Unlock()
 		if err != nil {
@@ -159,8 +167,7 @@ func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
 			break
 		}
 		if minOff := s.log.MinOffset(); from < minOff {
-			// The segment was cleaned before it was dispatched.
-			s.disp.from.Store(minOff)
+			s.skipTo(from, minOff)
 			continue
 		}
 		next, k, err := s.reputChunk(from, end, segSize, maxRec, notify)
@@ -180,6 +187,27 @@ func (s *Store) reputUntil(end int64, notify bool) (int64, error) {
 		s.pushSample(s.disp.from.Load(), s.disp.lastTS.Load())
 	}
 	return n, nil
+}
+
+// skipTo moves the dispatcher from from up to the commit log's min offset.
+// The cleaner never deletes a segment the dispatcher has not passed
+// (CleanOnce), and recovery starts dispatch at or above the min offset, so
+// in normal operation the only way here is a slave whose empty log began
+// at its master's segment boundary (from is 0: nothing was ever there).
+// Anything else means segments vanished under a running store (removed by
+// hand, or a bug): their messages are lost to consumers, so the jump is
+// counted (Stats.DispatchSkips, DispatchSkippedBytes) and logged as an
+// error. Dispatch goes on from the min offset, as RocketMQ's reput does.
+func (s *Store) skipTo(from, minOff int64) {
+	s.disp.from.Store(minOff)
+	if from == 0 && s.slave.Load() {
+		s.cfg.Logger.Info("store: the replicated commit log starts at the master's offset; dispatch starts there", "offset", minOff)
+		return
+	}
+	s.disp.skips.Add(1)
+	s.disp.skippedBytes.Add(uint64(minOff - from))
+	s.cfg.Logger.Error("store: commit-log bytes were deleted before they were dispatched; their messages are in no consume queue",
+		"from", from, "minOffset", minOff, "skippedBytes", minOff-from)
 }
 
 // reputChunk dispatches the records of one read of the log at from and
@@ -460,8 +488,11 @@ func (s *Store) DispatchBehindBytes() int64 {
 	return max(0, s.log.MaxOffset()-s.disp.from.Load())
 }
 
-// DispatchedOffset is reputFromOffset: records below it are in the consume
-// queues and the index.
+// DispatchedOffset is reputFromOffset: every record below it has its
+// consume-queue unit written to its queue (a reader finds it; it is on
+// disk once the queue flushes) and its index entries in the index (same
+// pass, before the position moves). The cleaner deletes only segments
+// wholly below it.
 func (s *Store) DispatchedOffset() int64 { return s.disp.from.Load() }
 
 // WaitDispatched blocks until every record appended before the call has

@@ -14,6 +14,11 @@ type counters struct {
 	gets, getMessages, getBytes, getCorrupt                 atomic.Uint64
 	getStatus                                               [len(getStatusNames)]atomic.Uint64
 	segmentsCleaned                                         atomic.Uint64
+	// cleanDispatchWaits counts cleaning passes held back by the
+	// dispatcher; cleanWaitLoggedAt (unix ns) and cleanWaitLoggedN (the
+	// count then) rate-limit their log line. Written under cleanMu.
+	cleanDispatchWaits, cleanWaitLoggedN atomic.Uint64
+	cleanWaitLoggedAt                    atomic.Int64
 }
 
 // Stats is a snapshot of the store's counters (cumulative unless noted).
@@ -43,37 +48,53 @@ type Stats struct {
 	DispatchLastDelay   time.Duration
 	DispatchMaxDelay    time.Duration
 	DispatchErrors      uint64
+	// DispatchSkips counts the times the dispatcher found its position
+	// below the commit log's min offset and jumped to it, and
+	// DispatchSkippedBytes the commit-log bytes so never dispatched
+	// (their messages are in no consume queue). The cleaner never deletes
+	// undispatched segments, so this means segments vanished some other
+	// way (deleted by hand under a running store); it stays 0 in normal
+	// operation. A slave's first copy starting at its master's segment
+	// boundary is not a skip.
+	DispatchSkips        uint64
+	DispatchSkippedBytes uint64
 	// ReadCache is the direct path's block cache (zero without one).
 	ReadCache iopath.CacheStats
 	// SegmentsCleaned counts commit-log segments removed by cleaning;
+	// CleanWaitsForDispatch the cleaning passes that left a segment due
+	// for deletion because the dispatcher had not passed it yet (CleanOnce);
 	// DiskFull is the current state.
-	SegmentsCleaned uint64
-	DiskFull        bool
+	SegmentsCleaned       uint64
+	CleanWaitsForDispatch uint64
+	DiskFull              bool
 }
 
 // Stats returns a snapshot of the counters.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Puts:                s.st.puts.Load(),
-		PutMessages:         s.st.putMessages.Load(),
-		PutBytes:            s.st.putBytes.Load(),
-		PutFailures:         s.st.putFailures.Load(),
-		FlushTimeouts:       s.st.flushTimeouts.Load(),
-		Gets:                s.st.gets.Load(),
-		GetMessages:         s.st.getMessages.Load(),
-		GetBytes:            s.st.getBytes.Load(),
-		GetCorrupt:          s.st.getCorrupt.Load(),
-		GetStatus:           map[string]uint64{},
-		CommitLog:           s.log.Stats(),
-		Flush:               s.log.Stats().Flush,
-		DispatchedRecords:   s.disp.records.Load(),
-		DispatchedOffset:    s.disp.from.Load(),
-		DispatchBehindBytes: s.DispatchBehindBytes(),
-		DispatchLastDelay:   time.Duration(s.disp.lastDelay.Load()),
-		DispatchMaxDelay:    time.Duration(s.disp.maxDelay.Load()),
-		DispatchErrors:      s.disp.errors.Load(),
-		SegmentsCleaned:     s.st.segmentsCleaned.Load(),
-		DiskFull:            s.diskFull.Load(),
+		Puts:                  s.st.puts.Load(),
+		PutMessages:           s.st.putMessages.Load(),
+		PutBytes:              s.st.putBytes.Load(),
+		PutFailures:           s.st.putFailures.Load(),
+		FlushTimeouts:         s.st.flushTimeouts.Load(),
+		Gets:                  s.st.gets.Load(),
+		GetMessages:           s.st.getMessages.Load(),
+		GetBytes:              s.st.getBytes.Load(),
+		GetCorrupt:            s.st.getCorrupt.Load(),
+		GetStatus:             map[string]uint64{},
+		CommitLog:             s.log.Stats(),
+		Flush:                 s.log.Stats().Flush,
+		DispatchedRecords:     s.disp.records.Load(),
+		DispatchedOffset:      s.disp.from.Load(),
+		DispatchBehindBytes:   s.DispatchBehindBytes(),
+		DispatchLastDelay:     time.Duration(s.disp.lastDelay.Load()),
+		DispatchMaxDelay:      time.Duration(s.disp.maxDelay.Load()),
+		DispatchErrors:        s.disp.errors.Load(),
+		DispatchSkips:         s.disp.skips.Load(),
+		DispatchSkippedBytes:  s.disp.skippedBytes.Load(),
+		SegmentsCleaned:       s.st.segmentsCleaned.Load(),
+		CleanWaitsForDispatch: s.st.cleanDispatchWaits.Load(),
+		DiskFull:              s.diskFull.Load(),
 	}
 	for i := range s.st.getStatus {
 		if n := s.st.getStatus[i].Load(); n > 0 {

@@ -36,7 +36,7 @@ type BrokerCollector struct {
 	flushBatch, lockHeldTotal, lockHeldMax                     *prometheus.Desc
 	lockHold, lockWait, flushWait                              *prometheus.Desc
 	pcBusy, sendQueueRejected, flushTimeouts, putFlushTimeouts *prometheus.Desc
-	onewayRefused                                              *prometheus.Desc
+	onewayRefused, cleanDispatchWaits, dispatchSkippedBytes    *prometheus.Desc
 }
 
 // NewBrokerCollector builds the collector and installs its request
@@ -79,11 +79,15 @@ func NewBrokerCollector(b *broker.Broker) *BrokerCollector {
 		dispatchBehind: d("rocketmq_storage_dispatch_behind_bytes", "Commit-log bytes written but not yet dispatched to consume queues and index."),
 		flushBehind:    d("rocketmq_storage_flush_behind_bytes", "Commit-log bytes written but not yet flushed."),
 		storageSize:    d("brokerlab_commitlog_bytes", "Commit-log extent: max offset minus min offset (bytes still stored)."),
-		appends:        d("brokerlab_commitlog_appends_total", "Records appended to the commit log."),
-		appendBytes:    d("brokerlab_commitlog_append_bytes_total", "Record bytes appended to the commit log."),
-		flushes:        d("brokerlab_flushes_total", "Flushes made by the flush policy (appends per flush = rate(appends) / rate(flushes))."),
-		flushLatency:   d("brokerlab_flush_latency_seconds", "Duration of the flush policy's flush calls."),
-		flushMax:       d("brokerlab_flush_latency_max_seconds", "Longest flush since the store opened."),
+		cleanDispatchWaits: d("brokerlab_clean_dispatch_waits_total",
+			"Cleaning passes that kept a commit-log segment due for deletion because the dispatcher had not built its consume queues and index yet."),
+		dispatchSkippedBytes: d("brokerlab_dispatch_skipped_bytes_total",
+			"Commit-log bytes deleted before they were dispatched (their messages are in no consume queue); 0 unless segments vanish under a running store."),
+		appends:      d("brokerlab_commitlog_appends_total", "Records appended to the commit log."),
+		appendBytes:  d("brokerlab_commitlog_append_bytes_total", "Record bytes appended to the commit log."),
+		flushes:      d("brokerlab_flushes_total", "Flushes made by the flush policy (appends per flush = rate(appends) / rate(flushes))."),
+		flushLatency: d("brokerlab_flush_latency_seconds", "Duration of the flush policy's flush calls."),
+		flushMax:     d("brokerlab_flush_latency_max_seconds", "Longest flush since the store opened."),
 		flushBatch: d("brokerlab_flush_batch_size",
 			"Waiting commits served per flush (group commit batch size; 0 or 1 in the first bucket; async flushes serve none)."),
 		flushTimeouts:    d("brokerlab_flush_timeouts_total", "Commits the flush policy answered with a timeout."),
@@ -111,7 +115,7 @@ func (c *BrokerCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.topics, c.groups, c.watermark, c.connections, c.heldPulls, c.putFailures, c.producerConns, c.consumerConns,
 		c.dispatchBehind, c.flushBehind, c.storageSize, c.appends, c.appendBytes, c.flushes, c.flushLatency, c.flushMax,
 		c.flushBatch, c.flushTimeouts, c.putFlushTimeouts, c.lockHeldTotal, c.lockHeldMax, c.lockHold, c.lockWait,
-		c.flushWait, c.pcBusy, c.sendQueueRejected, c.onewayRefused,
+		c.flushWait, c.pcBusy, c.sendQueueRejected, c.onewayRefused, c.cleanDispatchWaits, c.dispatchSkippedBytes,
 	} {
 		ch <- d
 	}
@@ -205,6 +209,8 @@ func (c *BrokerCollector) collectStore(ch chan<- prometheus.Metric, counter func
 	gauge(c.dispatchBehind, float64(st.DispatchBehindBytes))
 	gauge(c.flushBehind, float64(max(cl.MaxOffset-cl.FlushedOffset, 0)))
 	gauge(c.storageSize, float64(max(cl.MaxOffset-s.MinPhyOffset(), 0)))
+	counter(c.cleanDispatchWaits, st.CleanWaitsForDispatch)
+	counter(c.dispatchSkippedBytes, st.DispatchSkippedBytes)
 	counter(c.appends, cl.Appends)
 	counter(c.appendBytes, cl.Bytes)
 	ch <- metric(c.lockHeldTotal, prometheus.CounterValue, time.Duration(cl.LockHeldNanos).Seconds())

@@ -110,6 +110,13 @@ func TestBrokerMetrics(t *testing.T) {
 			if got := fs.value("brokerlab_append_lock_held_seconds_total", nil); !(got > 0) {
 				t.Errorf("append lock held total %v", got)
 			}
+			for _, name := range []string{"brokerlab_clean_dispatch_waits_total", "brokerlab_dispatch_skipped_bytes_total"} {
+				if fs.find(name, nil) == nil {
+					t.Errorf("%s is missing", name)
+				} else if got := fs.value(name, nil); got != 0 {
+					t.Errorf("%s = %v, want 0 (nothing cleaned)", name, got)
+				}
+			}
 			for _, stage := range []string{"arrival", "queued", "append"} {
 				if got := fs.value("brokerlab_page_cache_busy_rejections_total", map[string]string{"stage": stage}); got != 0 {
 					t.Errorf("busy rejections at %s = %v, want 0", stage, got)
