@@ -244,6 +244,7 @@ func TestDirectFreshReadBack(t *testing.T) {
 			var wg sync.WaitGroup
 			done := make(chan struct{})
 			errc := make(chan error, 1)
+			var readWhileWriting int64 // concurrent: what the reader had read when the writer finished
 			if mode == "concurrent" {
 				wg.Add(1)
 				go func() {
@@ -255,6 +256,7 @@ func TestDirectFreshReadBack(t *testing.T) {
 						}
 						select {
 						case <-done:
+							readWhileWriting = disp
 							errc <- follow()
 							return
 						default:
@@ -290,11 +292,21 @@ func TestDirectFreshReadBack(t *testing.T) {
 			if s.DeviceReads != 0 || s.DeviceReadBytes != 0 {
 				t.Fatalf("fresh data read back from the device: %+v", s)
 			}
-			if s.StagingHits == 0 {
-				t.Fatalf("no read was served from the staging buffers: %+v", s)
-			}
-			if mode == "concurrent" && s.RingHits == 0 && s.StagingHits == 0 {
-				t.Fatalf("reads served from nowhere: %+v", s)
+			switch mode {
+			case "lockstep":
+				// The reader follows each flush at once: the freshest
+				// bytes are still staged.
+				if s.StagingHits == 0 {
+					t.Fatalf("no read was served from the staging buffers: %+v", s)
+				}
+			case "concurrent":
+				// A reader one flush behind is served from the ring, so
+				// where the bytes came from is the scheduler's choice;
+				// what this mode adds is reads overlapping the appends
+				// and flushes, and it must have made some.
+				if readWhileWriting == 0 {
+					t.Fatalf("the reader read nothing while the writer ran (then %d bytes): not a concurrent read-back", disp)
+				}
 			}
 		})
 	}
