@@ -27,7 +27,7 @@ workload: {mode: closed, producers: 1, size: fixed:4096, prefill: 3MiB}
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true})
+			o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -108,7 +108,7 @@ matrix:
 	}
 	root := t.TempDir()
 	out := t.TempDir()
-	o, err := Run(context.Background(), e, Options{OutRoot: out, StoreRoot: root, NoPlots: true})
+	o, err := Run(context.Background(), e, Options{OutRoot: out, StoreRoot: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ matrix:
 	e.Duration = Duration(30 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	o, err = Run(ctx, e, Options{OutRoot: out, StoreRoot: root, NoPlots: true})
+	o, err = Run(ctx, e, Options{OutRoot: out, StoreRoot: root})
 	if err != nil {
 		t.Fatal(err)
 	}

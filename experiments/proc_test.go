@@ -129,7 +129,7 @@ pairings:
 	w := watchChildren(nil)
 	var log strings.Builder
 	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Progress: &log,
-		ProgressEvery: time.Second, NoPlots: true})
+		ProgressEvery: time.Second})
 	pids := w.finish()
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestProcessChildExitDuringCell(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
 	}}
-	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true,
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(),
 		Progress: term, ProgressEvery: 200 * time.Millisecond})
 	pids := w.finish()
 	if err != nil {

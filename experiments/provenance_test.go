@@ -76,7 +76,7 @@ quick: {duration: 150ms, repetitions: 2}
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := Run(t.Context(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true, Quick: true, Duration: 120 * time.Millisecond})
+	o, err := Run(t.Context(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Quick: true, Duration: 120 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ quick: {duration: 150ms, repetitions: 2}
 	if _, err := Run(t.Context(), re, Options{OutRoot: t.TempDir(), Replay: true, Quick: true}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("replay with overrides: %v", err)
 	}
-	o2, err := Run(t.Context(), re, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true, Replay: true})
+	o2, err := Run(t.Context(), re, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Replay: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/pagecache"
 	"github.com/brokerlab/brokerlab/experiments/result"
-	"github.com/brokerlab/brokerlab/plots"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/gen"
 	"github.com/brokerlab/brokerlab/workloads/hist"
@@ -48,12 +47,6 @@ type Options struct {
 	// table (nil: silent).
 	Progress      io.Writer
 	ProgressEvery time.Duration
-	// NoPlots skips drawing figures.
-	NoPlots bool
-	// FiguresDir receives the run's figures ("" = <OS temp>/brokerlab-figures/
-	// <experiment>/<stamp>). Figures are derived data: never written into
-	// the run directory.
-	FiguresDir string
 	// Reference applies the experiment's reference overrides and the
 	// reference minimums (60 s warm-up, 5 repetitions, 5 min measured when
 	// the flush/writeback cycle matters).
@@ -73,12 +66,12 @@ type Options struct {
 	Namesrv string
 }
 
-// Outcome is what Run produced.
+// Outcome is what Run produced. Figures are derived from the run
+// directory's files by the caller (brokerlab run, brokerlab plot).
 type Outcome struct {
-	RunDir  string
-	Cells   []result.Cell
-	Figures []string
-	Status  string // result.StatusOK, StatusInterrupted or StatusAborted
+	RunDir string
+	Cells  []result.Cell
+	Status string // result.StatusOK, StatusInterrupted or StatusAborted
 	// Ratios are the headline comparisons measured in this run.
 	Ratios []Ratio
 }
@@ -302,20 +295,6 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		}
 	}
 	pr.table(out.Cells)
-	if !opt.NoPlots {
-		dir := opt.FiguresDir
-		if dir == "" {
-			dir = filepath.Join(os.TempDir(), "brokerlab-figures", exp.Name, stamp)
-		}
-		figs, err := plots.RenderRunTo(runDir, dir)
-		out.Figures = figs
-		if err != nil {
-			pr.printf("brokerlab: figures: %v\n", err)
-		}
-		if len(figs) > 0 {
-			pr.printf("figures: %d files in %s (derived; not part of the run)\n", len(figs), dir)
-		}
-	}
 	return out, nil
 }
 

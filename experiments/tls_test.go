@@ -86,7 +86,7 @@ func TestRunTLSOnOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), NoPlots: true})
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ expect) into DIR/<experiment>/<stamp>/. It never writes into a run.`,
 				return fmt.Errorf("plot: --out DIR is required (figures are never written into a run)")
 			}
 			for _, dir := range args {
-				dest := filepath.Join(out, filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(filepath.Clean(dir)))
+				dest := derivedDir(out, dir)
 				figs, err := plots.RenderRunTo(dir, dest)
 				for _, f := range figs {
 					fmt.Fprintln(cmd.OutOrStdout(), f)
@@ -58,4 +58,12 @@ expect) into DIR/<experiment>/<stamp>/. It never writes into a run.`,
 	cmd.Flags().StringVar(&out, "out", "", "directory to write into (DIR/<experiment>/<stamp>/); required")
 	cmd.Flags().BoolVar(&noHgrm, "no-hgrm", false, "draw figures only")
 	return cmd
+}
+
+// derivedDir is where a run's derived files go under root:
+// root/<experiment>/<stamp>, the run directory being
+// <results>/<experiment>/<stamp>.
+func derivedDir(root, runDir string) string {
+	clean := filepath.Clean(runDir)
+	return filepath.Join(root, filepath.Base(filepath.Dir(clean)), filepath.Base(clean))
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brokerlab/brokerlab/experiments"
 	"github.com/brokerlab/brokerlab/experiments/result"
+	"github.com/brokerlab/brokerlab/plots"
 )
 
 func init() { register(newRunCmd) }
@@ -67,8 +70,8 @@ runs nothing.`,
 			}
 			opts := experiments.Options{
 				OutRoot: out, StoreRoot: store, Quick: quick, Duration: duration,
-				Progress: os.Stderr, NoPlots: noPlots, Command: os.Args, Namesrv: namesrv, Repetitions: reps,
-				Reference: ref, Replay: replay != "", AllowDirty: dirty, FiguresDir: figures,
+				Progress: os.Stderr, Command: os.Args, Namesrv: namesrv, Repetitions: reps,
+				Reference: ref, Replay: replay != "", AllowDirty: dirty,
 			}
 			if plan {
 				pl, err := experiments.NewPlan(exp, opts)
@@ -81,6 +84,9 @@ runs nothing.`,
 			o, err := experiments.Run(cmd.Context(), exp, opts)
 			if err != nil {
 				return err
+			}
+			if !noPlots {
+				drawRunFigures(os.Stderr, o.RunDir, figures)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s (%s)\n", o.RunDir, o.Status)
 			experiments.WriteRatios(cmd.OutOrStdout(), o.Ratios)
@@ -104,4 +110,24 @@ runs nothing.`,
 	f.BoolVar(&plan, "plan", false, "print the resolved cells, their measured times and the estimated wall time; run nothing")
 	f.StringVar(&namesrv, "namesrv", "", "drive the broker(s) registered with this name server (host:port) instead of an in-process engine")
 	return cmd
+}
+
+// drawRunFigures draws a finished run's figures from its result files into
+// dir ("" = <OS temp>/brokerlab-figures/<experiment>/<stamp>, the run
+// directory being <out>/<experiment>/<stamp>) and reports on progress. A
+// figure that cannot be drawn is reported, not an error: the run's results
+// are complete without it. Figures are derived data, never written into
+// the run.
+func drawRunFigures(progress io.Writer, runDir, dir string) []string {
+	if dir == "" {
+		dir = derivedDir(filepath.Join(os.TempDir(), "brokerlab-figures"), runDir)
+	}
+	figs, err := plots.RenderRunTo(runDir, dir)
+	if err != nil {
+		fmt.Fprintf(progress, "brokerlab: figures: %v\n", err)
+	}
+	if len(figs) > 0 {
+		fmt.Fprintf(progress, "figures: %d files in %s (derived; not part of the run)\n", len(figs), dir)
+	}
+	return figs
 }

@@ -159,3 +159,56 @@ func TestCPUProfileFlag(t *testing.T) {
 		}
 	}
 }
+
+// run draws the figures from the finished run's files into --figures (the
+// stages figure of a run with engine.stages among them), never into the
+// run; --no-plots draws none.
+func TestRunDrawsFigures(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "stages-tiny.yaml")
+	os.WriteFile(exp, []byte(`
+name: stages-tiny
+settle: 1ms
+warmup: 100ms
+duration: 300ms
+interval: 100ms
+engine: {segment_size: 1MiB, stages: true}
+workload: {mode: closed, producers: 2, size: fixed:256}
+matrix:
+  - {param: flush, values: [async, group]}
+`), 0o644)
+	out := filepath.Join(dir, "results")
+	figs := filepath.Join(dir, "figs")
+	var stdout bytes.Buffer
+	root := newRoot()
+	root.SetOut(&stdout)
+	root.SetArgs([]string{"run", exp, "--out", out, "--store", t.TempDir(), "--figures", figs})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	runDir := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(strings.Split(stdout.String(), "\n")[0]), "results: "), " (ok)")
+	if _, err := os.Stat(filepath.Join(runDir, "result.json")); err != nil {
+		t.Fatalf("run printed %q: %v", stdout.String(), err)
+	}
+	if _, err := os.Stat(filepath.Join(figs, "stages.png")); err != nil {
+		entries, _ := os.ReadDir(figs)
+		t.Fatalf("no stages figure in --figures (%d entries): %v", len(entries), err)
+	}
+	entries, _ := os.ReadDir(runDir)
+	for _, en := range entries {
+		if en.IsDir() || strings.HasSuffix(en.Name(), ".png") || strings.HasSuffix(en.Name(), ".svg") {
+			t.Fatalf("derived file %s in the run", en.Name())
+		}
+	}
+	// --no-plots: the same run draws nothing into --figures.
+	none := filepath.Join(dir, "none")
+	root = newRoot()
+	root.SetOut(&bytes.Buffer{})
+	root.SetArgs([]string{"run", exp, "--out", out, "--store", t.TempDir(), "--figures", none, "--no-plots"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Fatalf("--no-plots created %s (%v)", none, err)
+	}
+}
