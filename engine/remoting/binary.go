@@ -70,32 +70,21 @@ func decodeBinaryHeader(data []byte, c *Command) error {
 	if remarkLen < 0 || remarkLen > int64(len(data)-p-4) {
 		return fmt.Errorf("%w: remark length %d with %d header bytes left", ErrMalformedHeader, remarkLen, len(data)-p)
 	}
-	// The remark and the ext values are substrings of one copy of the
-	// header, made when the first of them is not empty: one allocation
-	// per header instead of one per value.
-	var text string
-	sub := func(i, j int) string {
-		if i == j {
-			return ""
-		}
-		if text == "" {
-			text = string(data)
-		}
-		return text[i:j]
-	}
-	c.Remark = sub(p, p+int(remarkLen))
+	// The remark, keys and values never alias data (strArena): one kept
+	// past the request pins neither the header nor the frame.
+	var arena strArena
+	c.Remark = arena.value(data[p : p+int(remarkLen)])
 	p += int(remarkLen)
 	extLen := int64(int32(binary.BigEndian.Uint32(data[p:])))
 	p += 4
 	if extLen < 0 || extLen > int64(len(data)-p) {
 		return fmt.Errorf("%w: ext length %d with %d header bytes left", ErrMalformedHeader, extLen, len(data)-p)
 	}
-	extStart := p
 	ext := data[p : p+int(extLen)]
 	if p+int(extLen) != len(data) {
 		return fmt.Errorf("%w: %d bytes after the ext fields", ErrMalformedHeader, len(data)-p-int(extLen))
 	}
-	c.ExtFields = nil
+	c.ExtFields, c.headerErr = nil, nil
 	if len(ext) > 0 {
 		c.ExtFields = c.newExt()
 	}
@@ -108,15 +97,22 @@ func decodeBinaryHeader(data []byte, c *Command) error {
 		if kl < 0 || kl > len(ext)-q-4 {
 			return fmt.Errorf("%w: ext key length %d", ErrMalformedHeader, kl)
 		}
-		k := internKey(ext[q : q+kl])
+		kb := ext[q : q+kl]
 		q += kl
 		vl := int64(int32(binary.BigEndian.Uint32(ext[q:])))
 		q += 4
 		if vl < 0 || vl > int64(len(ext)-q) {
 			return fmt.Errorf("%w: ext value length %d", ErrMalformedHeader, vl)
 		}
-		c.ExtFields[k] = sub(extStart+q, extStart+q+int(vl))
+		vb := ext[q : q+int(vl)]
 		q += int(vl)
+		if _, present := c.ExtFields[string(kb)]; !present && len(c.ExtFields) >= MaxExtFields {
+			if c.headerErr == nil {
+				c.headerErr = tooManyExtErr() // answered; the rest is still checked as framing
+			}
+			continue
+		}
+		c.ExtFields[arena.key(kb)] = arena.value(vb)
 	}
 	return nil
 }

@@ -43,13 +43,16 @@ type Command struct {
 	frame   *[]byte
 
 	// headerErr is set by the JSON decoder when the header is a JSON object
-	// but a member has a value of the wrong type (ErrBadHeaderField): the
-	// request is answered SYSTEM_ERROR instead of dispatched.
+	// but a member has a value of the wrong type (ErrBadHeaderField), and by
+	// either decoder when the header has more than MaxExtFields extFields
+	// (ErrTooManyExtFields): the request is answered SYSTEM_ERROR instead
+	// of dispatched.
 	headerErr error
 }
 
-// HeaderErr reports a header member of the wrong type (wrapping
-// ErrBadHeaderField), or nil. The other fields hold what could be decoded.
+// HeaderErr reports a header member of the wrong type or more than
+// MaxExtFields extFields (wrapping ErrBadHeaderField), or nil. The other
+// fields hold what could be decoded.
 func (c *Command) HeaderErr() error { return c.headerErr }
 
 var opaqueCounter atomic.Int32

@@ -39,7 +39,10 @@
 // (absent); integers as numbers or numeric strings; member names
 // case-insensitively; unknown members skipped; any JSON value as language.
 // A member of the wrong type (an object as code, an array as an ext value)
-// is answered SYSTEM_ERROR naming the member.
+// is answered SYSTEM_ERROR naming the member, and so is a header (JSON or
+// ROCKETMQ) with more than MaxExtFields (256) extFields entries, whose
+// keys beyond the bound are not stored. The header as a whole is bounded
+// by the frame (16 MiB by default) and its 24-bit length.
 //
 // # ROCKETMQ binary header
 //
@@ -68,8 +71,12 @@
 // # Memory
 //
 // A request read by a server connection costs one allocation when its
-// processor recycles it: the copy of its header that every decoded string
-// (ExtFields values, remark) points into. Its frame buffer (up to 64 KiB),
+// processor recycles it: the 256-byte chunk its header's decoded strings
+// (ExtFields keys and values, remark) are copied into, unless they are
+// interned (strArena, intern.go); a string over 64 bytes that does not
+// fit gets its own. No decoded string points into the frame or into
+// another header's strings, so one the broker keeps (a topic name) pins
+// at most its chunk. Its frame buffer (up to 64 KiB),
 // its Command and its ExtFields map come from pools, and go back to them
 // only when the processor calls Command.Release after answering — the
 // broker does for single sends — so a processor that keeps a request, its

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,26 @@ import (
 // (ErrMissingField) or a value that does not parse (ErrMalformedField). The
 // Opt getters return def for a missing field and still reject malformed values.
 type ExtFields map[string]string
+
+// MaxExtFields bounds the extFields entries a decoded header holds (JSON
+// or ROCKETMQ). Java's header classes have fewer than 40 fields, ACL and
+// tracing add a handful, so no client comes near it; a header with more
+// distinct keys is a bad request (ErrTooManyExtFields, answered
+// SYSTEM_ERROR with the connection kept), and the keys beyond the bound
+// are not stored, so one frame cannot build a map of millions of entries.
+const MaxExtFields = 256
+
+// ErrTooManyExtFields is the HeaderErr of a header with more than
+// MaxExtFields extFields entries; it also wraps ErrBadHeaderField.
+var ErrTooManyExtFields = errors.New("remoting: too many extFields")
+
+// tooManyExtErr is the header error for a header beyond MaxExtFields.
+func tooManyExtErr() error {
+	return &BadRequestError{
+		Remark: "the header has more than " + strconv.Itoa(MaxExtFields) + " extFields",
+		kind:   fmt.Errorf("%w: %w", ErrBadHeaderField, ErrTooManyExtFields),
+	}
+}
 
 // String returns the required field key.
 func (e ExtFields) String(key string) (string, error) {

@@ -144,6 +144,10 @@ func modelExt(raw json.RawMessage, ext map[string]string) (good bool) {
 			delete(ext, k)
 			continue
 		}
+		if _, held := ext[k]; !held && len(ext) >= MaxExtFields {
+			good = false // refused: the map is full
+			continue
+		}
 		s, ok := modelScalar(v)
 		if !ok {
 			good = false
@@ -244,6 +248,8 @@ func FuzzDecodeHeader(f *testing.F) {
 		f.Add(b, byte(SerializeRocketMQ))
 	}
 	f.Add([]byte(`{"CODE":1,"language":[1,{"a":null}],"extFields":{"a":null},"extFields":{"b":"\ud83d\ude00\ud800"}}`), byte(0))
+	f.Add(manyExtJSON(1, MaxExtFields+2), byte(SerializeJSON))
+	f.Add(manyExtBinary(f, 1, MaxExtFields+2), byte(SerializeRocketMQ))
 	f.Fuzz(func(t *testing.T, data []byte, st byte) {
 		typ := SerializeType(st % 2)
 		if typ == SerializeJSON {
@@ -280,8 +286,8 @@ func TestJSONDecoderMatchesModel(t *testing.T) {
 		`{"extFields":{"o":{"x":1}}}`, `{"extFields":{"a":[1]}}`, `{"extFields":"x"}`, `{"extFields":5}`,
 		`{"code":"105"}`, `{"code":"+5"}`, `{"code":" 5"}`, `{"code":"x"}`, `{"code":true}`, `{"code":[]}`,
 		`{"opaque":{}}`, `{"remark":5}`, `{"remark":true}`, `{"remark":[]}`, `{"flag":2147483648}`,
-		// escaped values are unescaped over their own span of the header copy;
-		// invalid UTF-8 outgrows it and must leave the values after it intact
+		// escaped values are unescaped into scratch, reused for the next one;
+		// invalid UTF-8 grows a value and must leave the values after it intact
 		"{\"remark\":\"\xff\xff\xff\\n\",\"extFields\":{\"a\":\"plain\",\"b\":\"x\\u0001y\\u0002\"}}",
 		"{\"extFields\":{\"p\":\"K\\u0001\xff\xfe\\u0002\",\"q\":\"after\",\"r\":\"\\ud83d\\ude00z\"}}",
 	} {

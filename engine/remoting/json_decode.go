@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // maxJSONDepth bounds object/array nesting while skipping unknown values; it
@@ -26,24 +26,28 @@ const maxJSONDepth = 10000
 // the request is answered, not the connection closed. The fuzz test checks
 // the decoder against a model built on encoding/json.
 //
-// Values are strings over one copy of the whole header (text), so a
-// header costs one allocation for all of its values instead of one per
-// value: a value without escapes is its bytes in text; a value with
-// escapes (the properties' \u0001 and \u0002) is unescaped into text over
-// its own escaped span, which its unescaped form never outgrows (except
-// for invalid UTF-8, copied instead). Every byte of text is final before a
-// string is made over it, and text is not written after the header is
-// decoded. Keys come from the intern table.
+// No string the decoder returns aliases data (a frame buffer that may be
+// recycled): keys known to the hot requests and a few short common values
+// come from the intern tables, every other key and value (unescaped in
+// scratch first if it has escapes) is copied by the header's strArena, so
+// a string kept past the request (a topic name in the broker's topic
+// table) pins at most a 256-byte chunk of its header's short strings,
+// never the header or the frame, and a send header's strings still cost
+// one allocation. A header's extFields hold at most MaxExtFields entries:
+// a new key beyond them is refused as a bad field (ErrTooManyExtFields:
+// answered, the connection kept), and neither it nor its value is stored.
 type jsonDecoder struct {
-	data     []byte
-	text     []byte // the decoder's copy of data: the values' bytes
-	pos      int
-	fieldErr error // first member of the wrong type (the object itself is valid)
+	data       []byte
+	scratch    []byte   // unescaped bytes of the last escaped string (strBytes)
+	scratchBox *[]byte  // scratch's pool entry (nil: none taken yet)
+	arena      strArena // makes the keys and values: none aliases data
+	pos        int
+	fieldErr   error // first member of the wrong type (the object itself is valid)
 }
 
 func decodeJSONHeader(data []byte, c *Command) error {
-	d := jsonDecoder{data: data, text: make([]byte, len(data))}
-	copy(d.text, data)
+	d := jsonDecoder{data: data}
+	defer d.putScratch()
 	d.skipWS()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		return d.errorf("header is not a JSON object")
@@ -118,14 +122,15 @@ func (d *jsonDecoder) headerObject(c *Command) error {
 	}
 	for {
 		d.skipWS()
-		key, err := d.key()
+		key, err := d.strBytes()
 		if err != nil {
 			return err
 		}
+		f := matchHeaderField(string(key)) // key is not used after: the value may overwrite scratch
 		if err := d.colon(); err != nil {
 			return err
 		}
-		switch f := matchHeaderField(key); f {
+		switch f {
 		case fieldCode:
 			err = d.int32Field("code", &c.Code)
 		case fieldVersion:
@@ -208,19 +213,19 @@ func (d *jsonDecoder) int32Field(name string, dst *int32) error {
 		}
 		n, ok := parseJSONInt(d.data[start:d.pos], 1<<31)
 		if !isInt || !ok {
-			d.badField("the header field <%s> is not an int32: %s", name, d.data[start:d.pos])
+			d.badField("the header field <%s> is not an int32: %s", name, clip(d.data[start:d.pos]))
 			return nil
 		}
 		*dst = int32(n)
 		return nil
 	case b == '"':
-		s, err := d.str()
+		s, err := d.strBytes()
 		if err != nil {
 			return err
 		}
-		n, perr := strconv.ParseInt(s, 10, 32)
+		n, perr := strconv.ParseInt(string(s), 10, 32)
 		if perr != nil {
-			d.badField("the header field <%s> is not an int32: %q", name, s)
+			d.badField("the header field <%s> is not an int32: %q", name, clip(s))
 			return nil
 		}
 		*dst = int32(n)
@@ -248,7 +253,7 @@ func (d *jsonDecoder) scalarText() (text string, ok bool, err error) {
 		if _, err := d.number(); err != nil {
 			return "", false, err
 		}
-		return d.sub(start, d.pos), true, nil
+		return d.arena.value(d.data[start:d.pos]), true, nil
 	}
 	return "", false, nil
 }
@@ -275,8 +280,8 @@ func (d *jsonDecoder) languageField(dst *Language) error {
 	case b == 'n':
 		return d.literal("null")
 	case b == '"':
-		s, err := d.str()
-		*dst = languageByName(s)
+		s, err := d.strBytes()
+		*dst = languageByBytes(s)
 		return err
 	case b == '-' || (b >= '0' && b <= '9'):
 		start := d.pos
@@ -322,25 +327,37 @@ func (d *jsonDecoder) extFields(c *Command) error {
 	}
 	for {
 		d.skipWS()
-		key, err := d.key()
+		kb, err := d.strBytes()
 		if err != nil {
 			return err
 		}
 		if err := d.colon(); err != nil {
 			return err
 		}
-		switch b := d.peek(); b {
-		case 'n':
+		// kb stays valid until the value is read: colon and literal do not
+		// touch scratch.
+		switch b := d.peek(); {
+		case b == 'n':
 			if err := d.literal("null"); err != nil {
 				return err
 			}
-			delete(c.ExtFields, key)
-		case '{', '[':
-			d.badField("the custom field <%s> is %s, not a string, number or boolean", key, valueKind(b))
+			delete(c.ExtFields, string(kb))
+		case b == '{' || b == '[':
+			d.badField("the custom field <%s> is %s, not a string, number or boolean", clip(kb), valueKind(b))
 			if err := d.skipValue(2); err != nil {
 				return err
 			}
 		default:
+			// A new key beyond MaxExtFields is not stored (nor its key
+			// made): one frame cannot build a map of millions of entries.
+			if _, held := c.ExtFields[string(kb)]; !held && len(c.ExtFields) >= MaxExtFields {
+				d.tooManyExt()
+				if err := d.skipValue(2); err != nil {
+					return err
+				}
+				break
+			}
+			key := d.arena.key(kb) // made before the value overwrites scratch
 			val, ok, err := d.scalarText()
 			if err != nil {
 				return err
@@ -363,12 +380,19 @@ func (d *jsonDecoder) extFields(c *Command) error {
 	}
 }
 
+// tooManyExt records a header with more than MaxExtFields extFields.
+func (d *jsonDecoder) tooManyExt() {
+	if d.fieldErr == nil {
+		d.fieldErr = tooManyExtErr()
+	}
+}
+
 // skipValue validates and skips one value nested at depth (the depth of the
 // container holding it).
 func (d *jsonDecoder) skipValue(depth int) error {
 	switch b := d.peek(); {
 	case b == '"':
-		_, err := d.str()
+		_, err := d.strBytes()
 		return err
 	case b == 'n':
 		return d.literal("null")
@@ -396,7 +420,7 @@ func (d *jsonDecoder) skipValue(depth int) error {
 		for {
 			d.skipWS()
 			if b == '{' {
-				if _, err := d.str(); err != nil {
+				if _, err := d.strBytes(); err != nil {
 					return err
 				}
 				if err := d.colon(); err != nil {
@@ -496,77 +520,61 @@ func parseJSONInt(lit []byte, limit uint64) (int64, bool) {
 	return int64(u), true
 }
 
-// key is str for ext keys: plain ASCII keys come from the intern table.
-func (d *jsonDecoder) key() (string, error) {
-	if d.peek() == '"' {
-		data := d.data
-		for p := d.pos + 1; p < len(data); p++ {
-			b := data[p]
-			if b == '"' {
-				k, ok := knownExtKeys[string(data[d.pos+1:p])]
-				if !ok {
-					k = d.sub(d.pos+1, p)
-				}
-				d.pos = p + 1
-				return k, nil
-			}
-			if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
-				break
-			}
-		}
+// str consumes a JSON string and returns its unescaped value as a string
+// of its own (or an interned one).
+func (d *jsonDecoder) str() (string, error) {
+	b, err := d.strBytes()
+	if err != nil {
+		return "", err
 	}
-	return d.str()
+	return d.arena.value(b), nil
 }
 
-// str consumes a JSON string and returns its unescaped value. Invalid UTF-8
-// and unpaired surrogates become U+FFFD, as encoding/json does.
-func (d *jsonDecoder) str() (string, error) {
+// strBytes consumes a JSON string and returns its unescaped bytes: a
+// subslice of data when it has no escapes, else d.scratch, which the next
+// call overwrites. Invalid UTF-8 and unpaired surrogates become U+FFFD, as
+// encoding/json does.
+func (d *jsonDecoder) strBytes() ([]byte, error) {
 	if d.peek() != '"' {
-		return "", d.errorf("expected a string")
+		return nil, d.errorf("expected a string")
 	}
 	d.pos++
 	start := d.pos
 	data := d.data
 	// Fast path: plain printable ASCII up to the closing quote.
-	for p := start; p < len(data); p++ {
+	p := start
+	for ; p < len(data); p++ {
 		b := data[p]
 		if b == '"' {
 			d.pos = p + 1
-			return d.sub(start, p), nil
+			return data[start:p], nil
 		}
 		if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
 			break
 		}
 	}
-	// Unescape into text over the value's own span: buf starts there, and
-	// what was read from data so far is at least as long as what was
-	// written, except after invalid UTF-8 (1 byte becomes U+FFFD's 3).
-	buf := d.text[start:start]
-	p := start
+	if d.scratchBox == nil {
+		d.getScratch()
+	}
+	buf := append(d.scratch[:0], data[start:p]...)
 	for {
 		if p >= len(data) {
 			d.pos = p
-			return "", d.errorf("unterminated string")
+			return nil, d.errorf("unterminated string")
 		}
 		b := data[p]
 		switch {
 		case b == '"':
 			d.pos = p + 1
-			if len(buf) <= p-start {
-				return d.sub(start, start+len(buf)), nil
-			}
-			// The value outgrew its span: restore the text after it
-			// (no string covers it yet) and copy the value out.
-			v := string(buf)
-			copy(d.text[p:], data[p:])
-			return v, nil
+			d.scratch = buf
+			return buf, nil
 		case b < 0x20:
 			d.pos = p
-			return "", d.errorf("control character in string")
+			return nil, d.errorf("control character in string")
 		case b == '\\':
 			if p+1 >= len(data) {
 				d.pos = p
-				return "", d.errorf("unterminated escape")
+				return nil, d.errorf("unterminated escape")
 			}
 			switch e := data[p+1]; e {
 			case '"', '\\', '/':
@@ -591,7 +599,7 @@ func (d *jsonDecoder) str() (string, error) {
 				r := hex4(data[p+2:])
 				if r < 0 {
 					d.pos = p
-					return "", d.errorf("invalid \\u escape")
+					return nil, d.errorf("invalid \\u escape")
 				}
 				p += 6
 				if utf16.IsSurrogate(r) {
@@ -609,7 +617,7 @@ func (d *jsonDecoder) str() (string, error) {
 				buf = utf8.AppendRune(buf, r)
 			default:
 				d.pos = p
-				return "", d.errorf("invalid escape")
+				return nil, d.errorf("invalid escape")
 			}
 		case b < utf8.RuneSelf:
 			buf = append(buf, b)
@@ -626,13 +634,59 @@ func (d *jsonDecoder) str() (string, error) {
 	}
 }
 
-// sub is text[i:j] as a string over text (no allocation); text[i:j] must
-// be final (see jsonDecoder).
-func (d *jsonDecoder) sub(i, j int) string {
-	if i == j {
-		return ""
+// scratchPool holds *[]byte buffers for unescaping: a send header's
+// properties are escaped (\u0001, \u0002), so most JSON send headers
+// need one, and a pooled one costs no allocation.
+var scratchPool sync.Pool
+
+// maxPooledScratch: scratch buffers that grew beyond this are left to the GC.
+const maxPooledScratch = 64 << 10
+
+func (d *jsonDecoder) getScratch() {
+	if p, ok := scratchPool.Get().(*[]byte); ok {
+		d.scratchBox, d.scratch = p, (*p)[:0]
+		return
 	}
-	return unsafe.String(&d.text[i], j-i)
+	b := make([]byte, 0, 512)
+	d.scratchBox, d.scratch = &b, b
+}
+
+// putScratch gives d.scratch back; nothing decoded refers to it (every
+// string made from it is a copy).
+func (d *jsonDecoder) putScratch() {
+	if d.scratchBox == nil || cap(d.scratch) > maxPooledScratch {
+		return
+	}
+	*d.scratchBox = d.scratch[:0]
+	scratchPool.Put(d.scratchBox)
+	d.scratchBox, d.scratch = nil, nil
+}
+
+// languageByBytes is languageByName without making a string of name.
+func languageByBytes(name []byte) Language {
+	for i, n := range languageNames {
+		if n == string(name) {
+			return Language(i)
+		}
+	}
+	return LanguageOther
+}
+
+// maxRemarkQuote bounds how much of a peer's key or value a bad-field
+// remark quotes: the answer to a bad header stays small.
+const maxRemarkQuote = 64
+
+// clip is s, or at most its first maxRemarkQuote bytes (cut at a rune
+// boundary) and "...".
+func clip[T string | []byte](s T) string {
+	if len(s) <= maxRemarkQuote {
+		return string(s)
+	}
+	n := maxRemarkQuote
+	for n > maxRemarkQuote-utf8.UTFMax && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return string(s[:n]) + "..."
 }
 
 // hex4 decodes four hex digits, or returns -1.

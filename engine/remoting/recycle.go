@@ -14,8 +14,9 @@ import (
 // written and the store has copied the body. Every other request's
 // Command, frame and map are left to the GC, so a processor that keeps a
 // request, its Body or its map past its answer is never affected. The
-// header's strings (ExtFields values, Remark) never point into the frame:
-// they live in a copy of their own (jsonDecoder), which is not recycled.
+// header's strings (ExtFields keys and values, Remark) never point into
+// the frame: they are interned or copied into chunks of their header's
+// strArena (intern.go), which are not recycled.
 
 // maxPooledFrame is the largest frame content (after the length word)
 // read into a pooled buffer; larger frames are read as before.

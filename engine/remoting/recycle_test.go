@@ -26,8 +26,8 @@ func frameWithBody(t *testing.T, ext ExtFields, fill byte, n int) []byte {
 // stay intact while later frames are read; after Release the next frame
 // of its size class is read into the same buffer, and the values decoded
 // from the released request's header are still intact (they live in a
-// copy of their own). A released request costs nothing to read again
-// but its header copy; Release of a command no server decoded only
+// strArena chunk of their own). A released request costs nothing to read
+// again but that chunk; Release of a command no server decoded only
 // releases its map.
 func TestRecycledFrameNotReusedWhileReferenced(t *testing.T) {
 	r := bytes.NewReader(nil)
@@ -88,7 +88,7 @@ func TestRecycledFrameNotReusedWhileReferenced(t *testing.T) {
 	if !raceEnabled {
 		frame := frameWithBody(t, hdr, 'D', 1024)
 		if n := testing.AllocsPerRun(200, func() { read(frame).Release() }); n != 1 {
-			t.Fatalf("reading and releasing a send request allocates %.1f times, want 1 (the header copy)", n)
+			t.Fatalf("reading and releasing a send request allocates %.1f times, want 1 (the header's strArena chunk)", n)
 		}
 	}
 	plain, err := DecodeHeader(appendJSONHeader(nil, NewRequest(ReqSendMessageV2, ExtFields{"b": "T"})), SerializeJSON)
