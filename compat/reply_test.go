@@ -13,6 +13,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // startSelectorConsumer starts a push consumer of topic with selector from
@@ -114,7 +115,7 @@ func TestRequestReply(t *testing.T) {
 	const topic = "RpcRequestT"
 	createTopic(t, c, adm, topic, 2)
 	c.waitRoute(topic)
-	c.waitRoute(broker.ReplyTopic("DefaultCluster"))
+	c.waitRoute(protocol.ReplyTopic("DefaultCluster"))
 
 	replier, err := producer.NewDefaultProducer(producer.WithNsResolver(c.nsr), producer.WithGroupName("rpc-reply-pg"),
 		producer.WithRetry(2))
@@ -199,5 +200,94 @@ func TestRequestReply(t *testing.T) {
 		t.Fatalf("replier: %v", e)
 	case <-time.After(15 * time.Second):
 		t.Fatal("RequestAsync got no reply")
+	}
+}
+
+// TestRequestReplyEmptyBody (issue 29 item 5): a consumer answers with the
+// client's own consumer.CreateReplyMessage and sends it as built, Body
+// empty (what the client's request-reply example does); the requester gets
+// that reply. As Java's ReplyMessageProcessor, the broker pushes it before
+// it would store it, and its store refuses the empty body: the replier's
+// send still succeeds (message id "0").
+func TestRequestReplyEmptyBody(t *testing.T) {
+	c := startCluster(t)
+	adm := newAdmin(t, c)
+	const topic = "RpcEmptyReplyT"
+	createTopic(t, c, adm, topic, 1)
+	c.waitRoute(topic)
+	c.waitRoute(protocol.ReplyTopic("DefaultCluster"))
+
+	type requestProducer interface {
+		SendSync(ctx context.Context, msgs ...*primitive.Message) (*primitive.SendResult, error)
+		Request(ctx context.Context, ttl time.Duration, msg *primitive.Message) (*primitive.Message, error)
+	}
+	start := func(group string) requestProducer {
+		p, err := producer.NewDefaultProducer(producer.WithNsResolver(c.nsr), producer.WithGroupName(group), producer.WithRetry(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Shutdown() })
+		return p
+	}
+	replier := start("rpc-empty-reply-pg")
+	replyErrs := make(chan error, 8)
+	sent := make(chan *primitive.SendResult, 8)
+	startSelectorConsumer(t, c, "rpc-empty-server", "server", topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}, newReceived(),
+		func(m *primitive.MessageExt) {
+			reply, err := consumer.CreateReplyMessage(m, nil)
+			if err != nil {
+				replyErrs <- err
+				return
+			}
+			if len(reply.Body) != 0 {
+				replyErrs <- fmt.Errorf("CreateReplyMessage set a %d-byte body", len(reply.Body))
+				return
+			}
+			res, err := replier.SendSync(context.Background(), reply)
+			if err != nil {
+				replyErrs <- fmt.Errorf("send empty reply: %w", err)
+				return
+			}
+			sent <- res
+		})
+	requester := start("rpc-empty-request-pg")
+
+	// The consumer must be subscribed before the request goes out; its
+	// rebalance takes a moment, so the first request may need a retry.
+	var reply *primitive.Message
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for reply == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		reply, err = requester.Request(ctx, 3*time.Second, primitive.NewMessage(topic, []byte("ping")))
+		cancel()
+		select {
+		case e := <-replyErrs:
+			t.Fatalf("replier: %v", e)
+		default:
+		}
+		if err != nil && time.Now().After(deadline) {
+			t.Fatalf("Request: %v", err)
+		}
+	}
+	if len(reply.Body) != 0 {
+		t.Fatalf("reply body %q, want empty", reply.Body)
+	}
+	if reply.GetProperty(primitive.PropertyCorrelationID) == "" || reply.GetProperty(primitive.PropertyMsgType) != "reply" ||
+		reply.GetProperty(broker.PropertyPushReplyTime) == "" {
+		t.Fatalf("reply properties %v", reply.GetProperties())
+	}
+	select {
+	case res := <-sent:
+		if res.Status != primitive.SendOK || res.OffsetMsgID != "0" {
+			t.Fatalf("replier's send: %v", res)
+		}
+	case e := <-replyErrs:
+		t.Fatalf("replier: %v", e)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the replier's send did not return")
 	}
 }

@@ -65,7 +65,9 @@ func (b *Broker) createReplyTopic() error {
 // response: SUCCESS with msgId "0", or SYSTEM_ERROR saying why), then,
 // with StoreReplyMessage, the put into the topic (a stored reply's msgId,
 // queueId and queueOffset replace the placeholders; a failed put is only
-// logged, as in Java).
+// logged, as in Java). A reply with an empty body (the official Go client's
+// consumer.CreateReplyMessage leaves Body empty) is pushed and answered
+// like any other, but not stored: Java's store refuses its null body.
 func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp, nil
@@ -78,7 +80,7 @@ func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req 
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
 		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
 	}
-	if resp := b.checkMessage(m); resp != nil {
+	if resp := b.checkBatchItem(m); resp != nil { // an empty body is pushed (see below)
 		return resp, nil
 	}
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
@@ -103,6 +105,12 @@ func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req 
 		resp.Code, resp.Remark = remoting.RespSystemError, remark
 	}
 	if !b.cfg.StoreReplyMessage {
+		return resp, nil
+	}
+	if len(m.Body) == 0 {
+		// A reply without body bytes reaches Java's store as a null body,
+		// which its store hook refuses; the push above stands.
+		b.log.Warn("store reply message failed", "topic", m.Topic, "status", "MESSAGE_ILLEGAL", "err", record.ErrBodyEmpty)
 		return resp, nil
 	}
 	res, err := b.store.Put(ctx, m)

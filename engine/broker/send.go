@@ -156,7 +156,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 			Topic: h.Topic, Flag: it.Flag, SysFlag: h.SysFlag, Body: it.Body, Properties: it.Properties,
 			BornTimestamp: h.BornTimestamp, BornHost: born, StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,
 		}
-		if resp := b.checkMessage(m); resp != nil {
+		if resp := b.checkBatchItem(m); resp != nil {
 			return resp
 		}
 		if resp := refuseTimerInBatch(m); resp != nil {
@@ -200,10 +200,25 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	return resp
 }
 
-// checkMessage applies the broker's message checks. Half (prepared)
+// checkMessage applies the broker's message checks to a single send's
+// message; an empty body is refused (record.Validate), as Java's store hook
+// refuses the null body of a request without body bytes. Half (prepared)
 // messages pass: applyTransaction stores them in the half topic (txn.go).
 func (b *Broker) checkMessage(m *record.Message) *remoting.Command {
-	if err := record.Validate(m, b.cfg.MaxBodySize); err != nil {
+	return b.checkValidated(m, record.Validate(m, b.cfg.MaxBodySize))
+}
+
+// checkBatchItem is checkMessage for a batch item or a reply, whose body
+// may be empty: Java's store hook sees a batch's whole body, and
+// ReplyMessageProcessor pushes a reply before it tries to store it.
+func (b *Broker) checkBatchItem(m *record.Message) *remoting.Command {
+	return b.checkValidated(m, record.ValidateBatchItem(m, b.cfg.MaxBodySize))
+}
+
+// checkValidated answers the outcome err of validating m, then refuses the
+// schedule topic.
+func (b *Broker) checkValidated(m *record.Message, err error) *remoting.Command {
+	if err != nil {
 		return validationResponse(err)
 	}
 	if m.Topic == ScheduleTopic {

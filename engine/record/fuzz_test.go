@@ -20,7 +20,10 @@ func fuzzSeedRecords() [][]byte {
 	rec6, _ := AppendEncode(nil, &v6, BodyCRC(v6.Body), 1, 2, 3)
 	rec2, _ := AppendEncode(nil, &v2, BodyCRC(v2.Body), 4, 5, 6)
 	crc, _ := AppendEncodePropCRC(nil, &m, BodyCRC(m.Body), 7, 8, 9)
-	return [][]byte{rec, rec6, rec2, crc}
+	empty := m
+	empty.Body = nil
+	rec0, _ := AppendEncode(nil, &empty, BodyCRC(nil), 10, 11, 12)
+	return [][]byte{rec, rec6, rec2, crc, rec0}
 }
 
 func FuzzDecode(f *testing.F) {
@@ -73,6 +76,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	two = AppendBatchItem(two, BatchItem{Body: []byte{}, Properties: ""})
 	f.Add(two)
 	f.Add(two[:len(two)-3])
+	f.Add(AppendBatchItem(nil, BatchItem{}))
 	f.Add([]byte{0, 0, 0, 22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{0xFF, 0xFF, 0xFF, 0xFF})
 	f.Fuzz(func(t *testing.T, b []byte) {

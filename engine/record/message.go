@@ -44,8 +44,10 @@ var (
 	// ErrTopicNotSendable: a system topic clients may not send to
 	// (NO_PERMISSION, 16).
 	ErrTopicNotSendable = errors.New("record: topic does not accept client messages")
-	// ErrBodyEmpty: no body (MESSAGE_ILLEGAL, 13). Java rejects a null body;
-	// its remoting decoder yields null for a zero-length frame body.
+	// ErrBodyEmpty: a single send without body (MESSAGE_ILLEGAL, 13). Java's
+	// store hook rejects a null body, and its remoting decoder yields null
+	// for a frame without body bytes; see Validate. Records with an empty
+	// body are valid (ValidateStored, ValidateBatchItem).
 	ErrBodyEmpty = errors.New("record: message body is empty")
 	// ErrBodyTooLarge: body over maxMessageSize (MESSAGE_ILLEGAL, 13).
 	ErrBodyTooLarge = errors.New("record: message body too large")

@@ -69,17 +69,24 @@ func TopicSendable(topic string) bool {
 	return true
 }
 
-// Validate applies the broker's checks on a producer's message, in the
-// order the broker makes them, and returns nil or an error wrapping one
-// sentinel (test with errors.Is; the sentinel's comment names the response
-// code):
+// Validate applies the broker's checks on a producer's single message (a
+// SEND_MESSAGE or SEND_MESSAGE_V2 request), in the order the broker makes
+// them, and returns nil or an error wrapping one sentinel (test with
+// errors.Is; the sentinel's comment names the response code):
 //
 //	ValidateTopic                                ErrTopicInvalid, ErrTopicTooLong
 //	system topic                                 ErrTopicNotSendable
 //	over 127 bytes, not %RETRY% (store hook)     ErrTopicTooLongToStore
-//	empty body                                   ErrBodyEmpty
+//	empty body (store hook)                      ErrBodyEmpty
 //	body over maxBodySize                        ErrBodyTooLarge
 //	properties over 32767 bytes                  ErrPropertiesTooLong
+//
+// The empty-body rule is Java's store hook refusing a null body
+// (HookUtils.checkBeforePutMessage), which is what a request without body
+// bytes carries: RemotingCommand.decode leaves the body null when the frame
+// has none. It applies to the request's body, so ValidateBatchItem (one
+// message of a batch, whose request body is the whole batch) and
+// ValidateStored (any record the store writes) leave it out.
 //
 // The broker's last check, record over maxBodySize + 64 KiB, cannot fail
 // once the others pass (topic and properties add less than 33 KiB), so
@@ -90,26 +97,41 @@ func TopicSendable(topic string) bool {
 // topics, added properties) are not re-validated, and hosts are not looked
 // at. The queue id is checked against the topic's config by the caller.
 func Validate(m *Message, maxBodySize int) error {
-	if err := ValidateTopic(m.Topic); err != nil {
-		return err
-	}
-	if !TopicSendable(m.Topic) {
-		return fmt.Errorf("%w: %s", ErrTopicNotSendable, m.Topic)
-	}
-	return ValidateStored(m, maxBodySize)
+	return validate(m, maxBodySize, true, false)
 }
 
-// ValidateStored is Validate without the producer-only rule that system
-// topics (SCHEDULE_TOPIC_XXXX, …) may not be sent to: what the store checks
-// for every record it writes, the broker's own rewrites included.
+// ValidateBatchItem is Validate for one message of a SEND_BATCH_MESSAGE
+// request: an empty body passes, and is stored with BODYLENGTH 0 and
+// BODYCRC 0, as Java's broker stores it (its store hook sees the batch's
+// body, not the items', and its batch encoder writes each item's body as it
+// comes).
+func ValidateBatchItem(m *Message, maxBodySize int) error {
+	return validate(m, maxBodySize, true, true)
+}
+
+// ValidateStored is Validate without the producer-only rules that system
+// topics (SCHEDULE_TOPIC_XXXX, …) may not be sent to and that a body may
+// not be empty: what the store checks for every record it writes, the
+// broker's own rewrites included. An empty body is a valid record
+// (BODYLENGTH 0, BODYCRC 0): a batch item's, or a re-put one's (a retry,
+// a delayed or timer message coming due, a committed transaction).
 func ValidateStored(m *Message, maxBodySize int) error {
+	return validate(m, maxBodySize, false, true)
+}
+
+// validate is Validate, with the system-topic rule when producer is set and
+// the empty-body rule unless emptyOK is.
+func validate(m *Message, maxBodySize int, producer, emptyOK bool) error {
 	if err := ValidateTopic(m.Topic); err != nil {
 		return err
+	}
+	if producer && !TopicSendable(m.Topic) {
+		return fmt.Errorf("%w: %s", ErrTopicNotSendable, m.Topic)
 	}
 	if len(m.Topic) > MaxTopicLenV1 && !strings.HasPrefix(m.Topic, RetryTopicPrefix) {
 		return fmt.Errorf("%w: %d bytes", ErrTopicTooLongToStore, len(m.Topic))
 	}
-	if len(m.Body) == 0 {
+	if len(m.Body) == 0 && !emptyOK {
 		return ErrBodyEmpty
 	}
 	if maxBodySize <= 0 {

@@ -45,11 +45,42 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 			}
-			continue
-		}
-		if !errors.Is(err, tc.want) {
+		} else if !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
+		// A batch item is checked alike, except that its body may be
+		// empty; the store checks neither that nor the system topics.
+		itemWant, storedWant := tc.want, tc.want
+		switch tc.want {
+		case ErrBodyEmpty:
+			itemWant, storedWant = nil, nil
+		case ErrTopicNotSendable:
+			storedWant = nil
+		}
+		if err := ValidateBatchItem(&m, maxBody); !errors.Is(err, itemWant) {
+			t.Errorf("%s: ValidateBatchItem = %v, want %v", tc.name, err, itemWant)
+		}
+		if err := ValidateStored(&m, maxBody); !errors.Is(err, storedWant) {
+			t.Errorf("%s: ValidateStored = %v, want %v", tc.name, err, storedWant)
+		}
+	}
+}
+
+// TestValidateEmptyBodyOrder: the empty-body rule comes after the topic
+// checks and before the properties check, as in Java's store hook.
+func TestValidateEmptyBodyOrder(t *testing.T) {
+	m := workedExampleMessage()
+	m.Body = nil
+	m.Properties = strings.Repeat("p", MaxPropertiesLen+1)
+	if err := Validate(&m, 0); !errors.Is(err, ErrBodyEmpty) {
+		t.Fatalf("empty body with long properties: %v, want ErrBodyEmpty", err)
+	}
+	if err := ValidateBatchItem(&m, 0); !errors.Is(err, ErrPropertiesTooLong) {
+		t.Fatalf("batch item: %v, want ErrPropertiesTooLong", err)
+	}
+	m.Topic = "bad topic"
+	if err := Validate(&m, 0); !errors.Is(err, ErrTopicInvalid) {
+		t.Fatalf("bad topic and empty body: %v, want ErrTopicInvalid", err)
 	}
 }
 

@@ -209,10 +209,10 @@ func TestPutIllegalAndAfterClose(t *testing.T) {
 	if _, err := s.Put(context.Background(), bad); StatusOf(err) != MessageIllegal {
 		t.Fatalf("invalid topic: %v", err)
 	}
-	empty := newMsg(rng, "T", 0, 0, 10, "")
-	empty.Body = nil
-	if _, err := s.Put(context.Background(), empty); StatusOf(err) != MessageIllegal {
-		t.Fatalf("empty body: %v", err)
+	tooBig := newMsg(rng, "T", 0, 0, 10, "")
+	tooBig.Body = make([]byte, cfg.CommitLog.MaxBodySize+1)
+	if _, err := s.Put(context.Background(), tooBig); StatusOf(err) != MessageIllegal {
+		t.Fatalf("body over the limit: %v", err)
 	}
 	// A refused put does not consume a queue offset.
 	if r := mustPut(t, s, newMsg(rng, "T", 0, 1, 10, "")); r.QueueOffset != 0 {
