@@ -32,6 +32,7 @@ import (
 	"github.com/brokerlab/brokerlab/experiments/loopfs"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/internal/bytesize"
 	"github.com/brokerlab/brokerlab/workloads/randvar"
 )
 
@@ -42,37 +43,16 @@ var ErrConfig = errors.New("experiments: bad experiment")
 type Size int64
 
 // ParseSize parses "4096", "64KiB", "8MiB", "1GiB" (also KB/MB/GB as
-// powers of 1024, and K/M/G).
+// powers of 1024, and K/M/G): bytesize's syntax, an ErrConfig error.
 func ParseSize(s string) (Size, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
-			break
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 {
+	v, err := bytesize.Parse(s)
+	if err != nil {
 		return 0, fmt.Errorf("%w: size %q (want e.g. 4096, 64KiB, 8MiB, 1GiB)", ErrConfig, s)
 	}
-	return Size(v * mult), nil
+	return Size(v), nil
 }
 
-func (s Size) String() string {
-	switch {
-	case s != 0 && s%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", s>>30)
-	case s != 0 && s%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", s>>20)
-	case s != 0 && s%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", s>>10)
-	}
-	return strconv.FormatInt(int64(s), 10)
-}
+func (s Size) String() string { return bytesize.Format(int64(s)) }
 
 // UnmarshalYAML accepts an integer or a suffixed string.
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/engine/vfs"
 	"github.com/brokerlab/brokerlab/engine/vfs/faultfs"
+	"github.com/brokerlab/brokerlab/internal/storeconfig"
 	"github.com/brokerlab/brokerlab/workloads"
 )
 
@@ -58,40 +60,43 @@ type sysHooks struct {
 	onRoll  func(t time.Time, start int64, prepared bool)
 }
 
-// engineConfig maps the experiment's engine section onto the commit-log
-// config (YAML never reaches inside engine/).
-func engineConfig(en Engine, dir string, h sysHooks) (commitlog.Config, *faultfs.Injector, error) {
-	cfg := commitlog.DefaultConfig(dir)
-	path, err := iopath.ParseKind(en.Path)
+// engineConfig maps the experiment's engine section onto the store config
+// of a cell (in-process, loopback and process cells alike; YAML never
+// reaches inside engine/).
+func engineConfig(en Engine, dir string, h sysHooks) (store.Config, *faultfs.Injector, error) {
+	cfg, err := storeconfig.New(dir, storeconfig.Spec{WritePath: en.Path, Flush: en.Flush,
+		SegmentSize: int64(en.SegmentSize), FlushInterval: en.FlushInterval.D()})
 	if err != nil {
+		var fe *storeconfig.FieldError
+		if errors.As(err, &fe) {
+			err = fe.Err // as before: the engine's own parse error
+		}
 		return cfg, nil, err
 	}
-	pol, err := flush.ParseKind(en.Flush)
-	if err != nil {
-		return cfg, nil, err
-	}
-	cfg.Path = path
-	cfg.Flush = flush.DefaultConfig(pol)
-	if en.FlushInterval > 0 {
-		cfg.Flush.Interval = en.FlushInterval.D()
-	}
-	cfg.Flush.OnFlush = h.onFlush
-	cfg.Flush.CoalesceWait = en.CoalesceWait.D()
-	cfg.SegmentSize = int64(en.SegmentSize)
-	cfg.PreallocateNext = en.Prealloc == nil || *en.Prealloc
-	cfg.IO.Warm = en.Warm
-	cfg.IO.Mlock = en.Mlock
-	cfg.IO.Advice = iopath.Advice(en.Advice)
-	if path == iopath.Pool {
-		cfg.IO.Pool = iopath.NewBufferPool(iopath.DefaultPoolBuffers, cfg.SegmentSize)
+	lc := &cfg.CommitLog
+	lc.Flush.OnFlush = h.onFlush
+	lc.Flush.CoalesceWait = en.CoalesceWait.D()
+	lc.PreallocateNext = en.Prealloc == nil || *en.Prealloc
+	lc.IO.Warm = en.Warm
+	lc.IO.Mlock = en.Mlock
+	lc.IO.Advice = iopath.Advice(en.Advice)
+	if lc.Path == iopath.Pool {
+		lc.IO.Pool = iopath.NewBufferPool(iopath.DefaultPoolBuffers, lc.SegmentSize)
 	}
 	if h.onRoll != nil {
-		cfg.OnRoll = func(e commitlog.RollEvent) { h.onRoll(e.Time, e.NewStart, e.Prepared) }
+		lc.OnRoll = func(e commitlog.RollEvent) { h.onRoll(e.Time, e.NewStart, e.Prepared) }
 	}
 	// Every file operation goes through an injector so a stall can be
 	// injected; with no rules it only counts calls.
 	inj := faultfs.NewInjector(1)
-	cfg.FS = faultfs.Wrap(vfs.Default, inj)
+	lc.FS = faultfs.Wrap(vfs.Default, inj)
+	cfg.FS = lc.FS
+	// The store creates the direct path's block cache (64 KiB blocks).
+	cfg.ReadCacheBytes = int64(en.CacheSize)
+	if en.Retain > 0 {
+		cfg.RetainBytes = int64(en.Retain)
+		cfg.CleanInterval = time.Second
+	}
 	return cfg, inj, nil
 }
 
@@ -108,27 +113,11 @@ type storeSystem struct {
 // ConsumerGroup is the group the harness's consumers pull as.
 const ConsumerGroup = "brokerlab-bench"
 
-// storeConfig is the store of a cell (in-process, loopback and process
-// cells alike) over the commit-log config lc.
-func storeConfig(en Engine, dir string, lc commitlog.Config) store.Config {
-	cfg := store.DefaultConfig(dir)
-	cfg.CommitLog = lc
-	cfg.FS = lc.FS
-	// The store creates the direct path's block cache (64 KiB blocks).
-	cfg.ReadCacheBytes = int64(en.CacheSize)
-	if en.Retain > 0 {
-		cfg.RetainBytes = int64(en.Retain)
-		cfg.CleanInterval = time.Second
-	}
-	return cfg
-}
-
 func openStoreSystem(en Engine, dir string, h sysHooks) (*storeSystem, error) {
-	lc, inj, err := engineConfig(en, dir, h)
+	cfg, inj, err := engineConfig(en, dir, h)
 	if err != nil {
 		return nil, err
 	}
-	cfg := storeConfig(en, dir, lc)
 	st, err := store.Open(cfg)
 	if err != nil {
 		return nil, err

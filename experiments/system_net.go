@@ -40,11 +40,10 @@ type brokerSystem struct {
 // listens on 127.0.0.1: loopback cells and process cells (child.go) share
 // them, so both measure the same broker.
 func brokerConfigs(en Engine, dir string, producers int, h sysHooks, log *slog.Logger) (broker.Config, store.Config, *faultfs.Injector, error) {
-	lc, inj, err := engineConfig(en, dir, h)
+	sc, inj, err := engineConfig(en, dir, h)
 	if err != nil {
 		return broker.Config{}, store.Config{}, nil, err
 	}
-	sc := storeConfig(en, dir, lc)
 	bc := broker.DefaultConfig()
 	bc.ListenAddr = "127.0.0.1:0"
 	bc.NamesrvAddrs = nil

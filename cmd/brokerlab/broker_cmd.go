@@ -17,7 +17,8 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/store"
-	"github.com/brokerlab/brokerlab/experiments"
+	"github.com/brokerlab/brokerlab/internal/bytesize"
+	"github.com/brokerlab/brokerlab/internal/storeconfig"
 )
 
 func init() { register(newBrokerCmd) }
@@ -48,27 +49,21 @@ type haFlags struct {
 // brokerFile is the --config file (YAML, or JSON which YAML reads too).
 // Durations are Go durations ("200ms"), sizes take KiB/MiB/GiB suffixes.
 type brokerFile struct {
-	Name     string     `yaml:"name"`
-	Cluster  string     `yaml:"cluster"`
-	Listen   string     `yaml:"listen"`
-	BrokerIP string     `yaml:"brokerIP"`
-	Namesrv  stringList `yaml:"namesrv"`
-	Store    struct {
-		Dir           string `yaml:"dir"`
-		WritePath     string `yaml:"writePath"`
-		Flush         string `yaml:"flush"`
-		SegmentSize   string `yaml:"segmentSize"`
-		FlushInterval string `yaml:"flushInterval"`
-	} `yaml:"store"`
-	AutoCreateTopic       *bool  `yaml:"autoCreateTopic"`
-	DefaultTopicQueueNums *int32 `yaml:"defaultTopicQueueNums"`
-	LongPolling           *bool  `yaml:"longPolling"`
-	MaxSuspend            string `yaml:"maxSuspend"`
-	SendWorkers           *int   `yaml:"sendWorkers"`
-	SendQueueSize         *int   `yaml:"sendQueueSize"`
-	SendQueueMaxWait      string `yaml:"sendQueueMaxWait"`
-	MaxReconsumeTimes     *int32 `yaml:"maxReconsumeTimes"`
-	DelayLevels           string `yaml:"delayLevels"`
+	Name                  string          `yaml:"name"`
+	Cluster               string          `yaml:"cluster"`
+	Listen                string          `yaml:"listen"`
+	BrokerIP              string          `yaml:"brokerIP"`
+	Namesrv               stringList      `yaml:"namesrv"`
+	Store                 brokerFileStore `yaml:"store"`
+	AutoCreateTopic       *bool           `yaml:"autoCreateTopic"`
+	DefaultTopicQueueNums *int32          `yaml:"defaultTopicQueueNums"`
+	LongPolling           *bool           `yaml:"longPolling"`
+	MaxSuspend            string          `yaml:"maxSuspend"`
+	SendWorkers           *int            `yaml:"sendWorkers"`
+	SendQueueSize         *int            `yaml:"sendQueueSize"`
+	SendQueueMaxWait      string          `yaml:"sendQueueMaxWait"`
+	MaxReconsumeTimes     *int32          `yaml:"maxReconsumeTimes"`
+	DelayLevels           string          `yaml:"delayLevels"`
 	// Transactions: RocketMQ's key names, durations instead of ms.
 	TransactionCheckInterval string `yaml:"transactionCheckInterval"`
 	TransactionTimeOut       string `yaml:"transactionTimeOut"`
@@ -91,6 +86,15 @@ type brokerFile struct {
 
 	// Prometheus metrics: metricsListen, as --metrics-listen (metrics_cmd.go).
 	Metrics metricsFile `yaml:",inline"`
+}
+
+// brokerFileStore is the config file's store section.
+type brokerFileStore struct {
+	Dir           string `yaml:"dir"`
+	WritePath     string `yaml:"writePath"`
+	Flush         string `yaml:"flush"`
+	SegmentSize   string `yaml:"segmentSize"`
+	FlushInterval string `yaml:"flushInterval"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -208,17 +212,9 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 	if dir == "" {
 		return bcfg, store.Config{}, errors.New("--store DIR is required")
 	}
-	path, err := iopath.ParseKind(pick("write-path", file.Store.WritePath, f.writePath))
+	scfg, err := f.storeConfig(dir, pick, file.Store)
 	if err != nil {
-		return bcfg, store.Config{}, fmt.Errorf("--write-path: %w", err)
-	}
-	pol, err := flush.ParseKind(pick("flush", file.Store.Flush, f.flushKind))
-	if err != nil {
-		return bcfg, store.Config{}, fmt.Errorf("--flush: %w", err)
-	}
-	seg, err := experiments.ParseSize(pick("segment-size", file.Store.SegmentSize, f.segmentSize))
-	if err != nil || seg <= 0 {
-		return bcfg, store.Config{}, fmt.Errorf("--segment-size: want a positive size such as 1GiB (%v)", err)
+		return bcfg, store.Config{}, err
 	}
 	if err := applyFileTunables(&bcfg, file); err != nil {
 		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
@@ -236,19 +232,37 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 	if bcfg.NamesrvTLS, err = f.tls.client(changed, file.TLS); err != nil {
 		return bcfg, store.Config{}, err
 	}
-
-	scfg := store.DefaultConfig(dir)
-	scfg.CommitLog.Path = path
-	scfg.CommitLog.Flush = flush.DefaultConfig(pol)
-	scfg.CommitLog.SegmentSize = int64(seg)
-	if file.Store.FlushInterval != "" {
-		d, err := time.ParseDuration(file.Store.FlushInterval)
-		if err != nil || d <= 0 {
-			return bcfg, scfg, fmt.Errorf("--config %s: store.flushInterval %q", f.configFile, file.Store.FlushInterval)
-		}
-		scfg.CommitLog.Flush.Interval = d
-	}
 	return bcfg, scfg, nil
+}
+
+// storeConfig is the broker's store under dir from the flags and the
+// config file's store section (a flag given on the command line wins:
+// pick), built as the harness builds its cells' stores (storeconfig.New).
+func (f *brokerFlags) storeConfig(dir string, pick func(flag, fromFile, flagValue string) string, fs brokerFileStore) (store.Config, error) {
+	spec := storeconfig.Spec{WritePath: pick("write-path", fs.WritePath, f.writePath), Flush: pick("flush", fs.Flush, f.flushKind)}
+	seg, segErr := bytesize.Parse(pick("segment-size", fs.SegmentSize, f.segmentSize))
+	spec.SegmentSize = seg
+	var ivErr error
+	if fs.FlushInterval != "" {
+		d, err := time.ParseDuration(fs.FlushInterval)
+		if err != nil || d <= 0 {
+			ivErr = fmt.Errorf("--config %s: store.flushInterval %q", f.configFile, fs.FlushInterval)
+		}
+		spec.FlushInterval = d
+	}
+	cfg, err := storeconfig.New(dir, spec)
+	var fe *storeconfig.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return store.Config{}, fmt.Errorf("--%s: %w", fe.Field, fe.Err)
+	case err != nil:
+		return store.Config{}, err
+	case segErr != nil || seg <= 0:
+		return store.Config{}, fmt.Errorf("--segment-size: want a positive size such as 1GiB (%v)", segErr)
+	case ivErr != nil:
+		return store.Config{}, ivErr
+	}
+	return cfg, nil
 }
 
 // applyFileTunables copies the file's broker tunables onto cfg.
