@@ -28,9 +28,12 @@ import (
 // CPU time can be read from /proc/<pid>/stat apart from the harness's
 // clients, which stay in the parent and drive it over 127.0.0.1 TCP.
 //
-// The parent re-executes its own binary (os.Executable) with ChildEnv set
-// to a JSON childSpec; the binary's main (cmd/brokerlab) and the
-// experiments package's TestMain call RunChildIfAsked first thing. The
+// The parent re-executes its own binary (os.Executable) as
+// "<binary> -test.run=^$ harness-child" (ChildCommand) with ChildEnv set to
+// a JSON childSpec. The brokerlab binary serves through its hidden
+// harness-child command (ServeChild); a test binary — the experiments
+// package's — calls RunChildIfAsked first thing in TestMain, and the
+// -test.run=^$ makes a test binary without that hook exit at once. The
 // child's protocol, one line per message:
 //
 //	stdout  "READY <addr>" once the server accepts connections (addr is
@@ -50,9 +53,13 @@ import (
 // NATS server's shutdown; the exit status is 0 after a clean shutdown, 1
 // when the server failed to start or to stop cleanly, 2 for a bad spec.
 
-// ChildEnv is the environment variable that makes a brokerlab binary serve
-// as a cell's server process (its value: the JSON childSpec).
+// ChildEnv is the environment variable that carries a cell's server
+// process its JSON childSpec.
 const ChildEnv = "BROKERLAB_CHILD"
+
+// ChildCommand is the command-line argument the parent starts its child
+// with: the name of brokerlab's hidden command that calls ServeChild.
+const ChildCommand = "harness-child"
 
 // Kinds of child server.
 const (
@@ -127,13 +134,20 @@ func startChildProfile(dir, kind string) (stop func(), err error) {
 
 // RunChildIfAsked serves as a cell's server process when ChildEnv is set,
 // and then exits; otherwise it returns at once. Call it first thing in
-// main and in TestMain of a test binary that runs transport-process cells.
+// TestMain of a test binary that runs transport-process cells (the
+// brokerlab binary serves through its hidden ChildCommand instead).
 func RunChildIfAsked() {
-	spec, ok := os.LookupEnv(ChildEnv)
-	if !ok {
-		return
+	if _, ok := os.LookupEnv(ChildEnv); ok {
+		os.Exit(ServeChild())
 	}
-	os.Exit(runChild(spec, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// ServeChild serves as a cell's server process, the spec read from
+// ChildEnv, on the process's stdin, stdout and stderr until the parent
+// closes stdin or SIGTERM arrives; it returns the exit status (2 without a
+// valid spec).
+func ServeChild() int {
+	return runChild(os.Getenv(ChildEnv), os.Stdin, os.Stdout, os.Stderr)
 }
 
 // childServer is the server a child runs.

@@ -135,10 +135,11 @@ func startChild(spec childSpec) (_ *childProc, err error) {
 		inW.Close()
 		return nil, fmt.Errorf("%w: %w", ErrChild, err)
 	}
-	// The argument only matters when a binary lacks the RunChildIfAsked
-	// hook: a Go test binary then runs no tests and exits, so the error
-	// below comes at once instead of after the READY timeout.
-	cmd := exec.Command(exe, "-test.run=^$")
+	// brokerlab serves through its hidden ChildCommand; -test.run=^$ only
+	// matters to a test binary without the RunChildIfAsked hook: it then
+	// runs no tests and exits, so the error below comes at once instead of
+	// after the READY timeout.
+	cmd := exec.Command(exe, "-test.run=^$", ChildCommand)
 	cmd.Env = append(os.Environ(), ChildEnv+"="+string(js))
 	cmd.Stdin, cmd.Stdout = inR, outW
 	p := &childProc{kind: spec.Kind, cmd: cmd, in: inW, out: outR, rd: bufio.NewReader(outR),

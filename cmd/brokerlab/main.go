@@ -69,7 +69,6 @@ func newRoot() *cobra.Command {
 }
 
 func main() {
-	experiments.RunChildIfAsked() // a transport-process cell's server: serves, then exits
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := newRoot().ExecuteContext(ctx)
