@@ -72,7 +72,7 @@ func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
 			defer func() { p.stats.merge(wk.st) }()
 			for ctx.Err() == nil {
 				m := b.Message(uint64(seq.Add(1) - 1))
-				actual := time.Now()
+				actual := env.at(time.Now()) // the header's born time: see Env.at
 				if env.pastEnd(actual) {
 					return
 				}

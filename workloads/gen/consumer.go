@@ -83,7 +83,7 @@ func (r *queueReader) pull(ctx context.Context, env Env, e2e bool) (n int, bytes
 	if len(bodies) == 0 {
 		return 0, 0, nil
 	}
-	now := done.UnixNano()
+	now := env.at(done).UnixNano() // the producers' clock: see Env.at
 	for _, b := range bodies {
 		bytes += int64(len(b))
 		h, herr := workloads.DecodeHeader(b)

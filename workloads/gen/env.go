@@ -22,6 +22,22 @@ type Env struct {
 
 func (e Env) pastEnd(t time.Time) bool { return !e.End.IsZero() && !t.Before(e.End) }
 
+// at expresses t (a time.Now reading) in the run's clock: Start's wall time
+// plus the monotonic time elapsed since Start. Header times are wall times
+// that the consumers compare with other readings (born, consumed, the end of
+// warm-up), and time.Now reads the wall and the monotonic clock one after
+// the other: a thread descheduled between the two reads, common on a loaded
+// machine, gets a wall time microseconds to milliseconds early, and a wall
+// clock step does worse. In the run's clock two readings differ exactly as
+// their monotonic parts do, so header arithmetic agrees with the generators'
+// own (monotonic) comparisons. The result keeps t's monotonic reading.
+func (e Env) at(t time.Time) time.Time {
+	if e.Start.IsZero() {
+		return t
+	}
+	return e.Start.Add(t.Sub(e.Start))
+}
+
 // ErrTooManyErrors is returned by a producer whose send errors exceed
 // MaxErrors.
 var ErrTooManyErrors = errors.New("gen: too many send errors")

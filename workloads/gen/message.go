@@ -3,6 +3,7 @@ package gen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -157,4 +158,21 @@ func Stamp(body []byte, born time.Time, delay time.Duration) {
 	h, _ := workloads.DecodeHeader(body)
 	h.Born, h.DelayUs = born.UnixNano(), workloads.DelayMicros(delay)
 	workloads.EncodeHeader(body, h)
+}
+
+// stampIntended stamps a message intended at intended (in the run's clock,
+// see Env.at) and sent delay later, so that the header's Intended() is
+// exactly intended: the born time is intended plus the delay in the
+// header's whole microseconds, at most 1 µs before the actual send. A
+// consumer then classifies the message as warm-up or measured exactly as
+// the producer did, even one intended at the very end of warm-up (Stamp's
+// born time minus the truncated delay lands up to 1 µs after the intended
+// time). A delay past the header's range is stamped at intended+delay.
+func stampIntended(body []byte, intended time.Time, delay time.Duration) {
+	us := workloads.DelayMicros(delay)
+	born := intended.Add(delay)
+	if us < math.MaxUint32 {
+		born = intended.Add(time.Duration(us) * time.Microsecond)
+	}
+	Stamp(body, born, time.Duration(us)*time.Microsecond)
 }

@@ -176,3 +176,52 @@ func TestSeqTracker(t *testing.T) {
 		t.Fatalf("unique %d dups %d", tr.Unique(), tr.Duplicates())
 	}
 }
+
+// The header recovers the intended time exactly, so a consumer classifies a
+// message intended at the very end of warm-up as the producer did (the
+// tail consumer once counted the first message of a run, intended at its
+// start, as warm-up: 999 measured of 1000).
+func TestStampIntendedRecoversIntendedExactly(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	env := Env{Start: start, MeasureFrom: start}
+	b := testBuilder(t)
+	for _, delay := range []time.Duration{0, 1, 999, 1000, 1001, 123_456_789, time.Duration(math.MaxUint32) * time.Microsecond} {
+		m := b.Message(0)
+		stampIntended(m.Body, env.MeasureFrom, delay)
+		h, err := workloads.DecodeHeader(m.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := time.Unix(0, h.Intended())
+		if got.Before(env.MeasureFrom) || got.UnixNano() != env.MeasureFrom.UnixNano() {
+			t.Fatalf("delay %v: intended %v, want %v", delay, got, env.MeasureFrom)
+		}
+		if lag := env.MeasureFrom.Add(delay).UnixNano() - h.Born; lag < 0 || lag >= 1000 {
+			t.Fatalf("delay %v: born %d ns before the actual send, want [0, 1µs)", delay, lag)
+		}
+	}
+}
+
+// Env.at maps a reading onto Start's wall clock by monotonic elapsed time.
+func TestEnvAtUsesMonotonicElapsed(t *testing.T) {
+	t.Parallel()
+	env := Env{Start: time.Now()}
+	now := time.Now()
+	at := env.at(now)
+	if at.UnixNano()-env.Start.UnixNano() != int64(now.Sub(env.Start)) || at.Sub(now) != 0 {
+		t.Fatalf("at %v for %v from %v", at, now, env.Start)
+	}
+	if (Env{}).at(now) != now {
+		t.Fatal("without a start, at must return its argument")
+	}
+}
+
+func testBuilder(t *testing.T) *Builder {
+	t.Helper()
+	f, err := NewFactory(DefaultMessageConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.NewBuilder()
+}

@@ -116,10 +116,10 @@ func (p *OpenLoop) Run(ctx context.Context, env Env) error {
 				if !sleepUntil(ctx, tm, intended) {
 					return
 				}
-				actual := time.Now()
+				actual := env.at(time.Now())
 				delay := max(actual.Sub(intended), 0)
 				r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
-				Stamp(m.Body, actual, delay)
+				stampIntended(m.Body, intended, delay)
 				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit)
 				if stop {
 					return
