@@ -53,6 +53,11 @@ func (b *Broker) registerProcessors() {
 	b.registerReply() // reply.go: request-reply and client config checks
 }
 
+// RequestCodes lists the request codes the broker serves (every code
+// registerProcessors routes to a handler), in increasing order. Safe for
+// concurrent use.
+func (b *Broker) RequestCodes() []int32 { return b.server.ProcessorCodes() }
+
 // handle registers fn for code behind the readiness gate: before the store
 // is open and after shutdown began, requests get SERVICE_NOT_AVAILABLE (a
 // code the Go producer retries on another broker).

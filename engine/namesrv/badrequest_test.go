@@ -3,9 +3,13 @@ package namesrv
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,79 +17,236 @@ import (
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// TestNamesrvAnswersBadRequests: every processor's required fields, a
-// malformed value, undecodable bodies, a header member of the wrong type
-// and an unknown code are answered on one connection (Java's codes and
-// remarks), counted, and the connection stays usable.
+// nsBodyRule says what a request code does with its body.
+type nsBodyRule int
+
+const (
+	nsBodyIgnored  nsBodyRule = iota // takes no body: any body is answered as none
+	nsBodyDecoded                    // decoded: an empty or undecodable body is refused
+	nsBodyOptional                   // decoded when present: none is accepted, an undecodable one refused
+)
+
+// nsRequestSpec describes one request code the name server serves, for the
+// bad-request cases TestNamesrvAnswersBadRequests generates from it and the
+// fuzz seeds.
+type nsRequestSpec struct {
+	name     string
+	ext      remoting.ExtFields // a complete good header
+	required []string           // the fields of ext the handler cannot do without
+	body     []byte             // a good body (nil: the code takes none)
+	bodyRule nsBodyRule
+}
+
+// nsRequestSpecs has an entry for every request code the name server
+// registers (TestNamesrvRequestSpecsCoverEveryRegisteredCode fails for a
+// code without one, so a new processor cannot be left out).
+func nsRequestSpecs() map[int32]nsRequestSpec {
+	none := remoting.ExtFields{}
+	return map[int32]nsRequestSpec{
+		remoting.ReqRegisterBroker: {"REGISTER_BROKER",
+			remoting.ExtFields{"brokerName": "b", "brokerAddr": "127.0.0.1:1", "clusterName": "c", "haServerAddr": "", "brokerId": "0",
+				"heartbeatTimeoutMillis": "30000", "enableActingMaster": "false", "compressed": "false", "bodyCrc32": "0", "zoneName": ""},
+			[]string{"brokerName", "brokerAddr", "clusterName", "haServerAddr", "brokerId"},
+			[]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"topicName":"T","readQueueNums":1,"writeQueueNums":1,"perm":6}},` +
+				`"dataVersion":{"counter":1,"timestamp":1}},"filterServerList":[]}`),
+			nsBodyOptional},
+		remoting.ReqUnregisterBroker: {"UNREGISTER_BROKER", remoting.ExtFields{"brokerName": "gone", "brokerAddr": "127.0.0.1:2", "clusterName": "c"},
+			[]string{"brokerName", "brokerAddr", "clusterName"}, nil, nsBodyIgnored},
+		remoting.ReqGetRouteInfoByTopic:           {"GET_ROUTEINFO_BY_TOPIC", remoting.ExtFields{"topic": "T"}, []string{"topic"}, nil, nsBodyIgnored},
+		remoting.ReqGetBrokerClusterInfo:          {"GET_BROKER_CLUSTER_INFO", none, nil, nil, nsBodyIgnored},
+		remoting.ReqGetAllTopicListFromNameserver: {"GET_ALL_TOPIC_LIST_FROM_NAMESERVER", none, nil, nil, nsBodyIgnored},
+		remoting.ReqDeleteTopicInNamesrv:          {"DELETE_TOPIC_IN_NAMESRV", remoting.ExtFields{"topic": "GONE"}, []string{"topic"}, nil, nsBodyIgnored},
+		remoting.ReqGetTopicsByCluster:            {"GET_TOPICS_BY_CLUSTER", remoting.ExtFields{"cluster": "c"}, []string{"cluster"}, nil, nsBodyIgnored},
+		remoting.ReqQueryDataVersion: {"QUERY_DATA_VERSION", remoting.ExtFields{"brokerAddr": "127.0.0.1:1", "clusterName": "c"},
+			[]string{"brokerAddr", "clusterName"}, []byte(`{"counter":1,"timestamp":1}`), nsBodyDecoded},
+		remoting.ReqBrokerHeartbeat: {"BROKER_HEARTBEAT", remoting.ExtFields{"brokerAddr": "127.0.0.1:1", "clusterName": "c"},
+			[]string{"brokerAddr", "clusterName"}, nil, nsBodyIgnored},
+	}
+}
+
+// TestNamesrvRequestSpecsCoverEveryRegisteredCode: nsRequestSpecs has an
+// entry for exactly the codes the name server serves.
+func TestNamesrvRequestSpecsCoverEveryRegisteredCode(t *testing.T) {
+	served := New(DefaultConfig()).rs.ProcessorCodes()
+	if !slices.Contains(served, remoting.ReqRegisterBroker) || !slices.IsSorted(served) {
+		t.Fatalf("ProcessorCodes: %v", served)
+	}
+	specs := nsRequestSpecs()
+	for _, code := range served {
+		if _, ok := specs[code]; !ok {
+			t.Errorf("request code %d (%s) is served but has no entry in nsRequestSpecs: add its good header, required fields and body rule",
+				code, remoting.RequestCodeName(code))
+		}
+	}
+	for code, s := range specs {
+		if !slices.Contains(served, code) {
+			t.Errorf("nsRequestSpecs has %d (%s), which the name server does not serve", code, s.name)
+		}
+	}
+}
+
+// nsConn is one connection written and read by hand: every request goes
+// out followed by a good GET_BROKER_CLUSTER_INFO, and both must be
+// answered on it.
+type nsConn struct {
+	t      *testing.T
+	nc     net.Conn
+	br     *bufio.Reader
+	opaque int32
+}
+
+func (c *nsConn) call(what string, code int32, ext remoting.ExtFields, body []byte) *remoting.Command {
+	c.t.Helper()
+	c.opaque += 2
+	req := c.opaque
+	b, err := remoting.AppendFrame(nil, &remoting.Command{Code: code, Opaque: req, ExtFields: ext, Body: body}, remoting.SerializeJSON)
+	if err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+	if b, err = remoting.AppendFrame(b, &remoting.Command{Code: remoting.ReqGetBrokerClusterInfo, Opaque: req + 1}, remoting.SerializeJSON); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.nc.Write(b); err != nil {
+		c.t.Fatalf("%s: write: %v", what, err)
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var resp, follow *remoting.Command
+	for resp == nil || follow == nil {
+		r, err := remoting.ReadFrame(c.br, 0)
+		if err != nil {
+			c.t.Fatalf("%s: the connection failed: %v", what, err)
+		}
+		switch {
+		case r.Opaque == req && resp == nil:
+			resp = r
+		case r.Opaque == req+1 && follow == nil:
+			follow = r
+		default:
+			c.t.Fatalf("%s: unexpected frame %v", what, r)
+		}
+	}
+	if strings.Contains(resp.Remark, "panicked") {
+		c.t.Fatalf("%s: %s", what, resp.Remark)
+	}
+	if follow.Code != remoting.RespSuccess {
+		c.t.Fatalf("%s: the good request after it: %s %q", what, remoting.ResponseCodeName(follow.Code), follow.Remark)
+	}
+	return resp
+}
+
+var nsMissingField = regexp.MustCompile(`^the custom field <([^>]*)> is null$`)
+
+func nsDescribe(r *remoting.Command) string {
+	return fmt.Sprintf("%s %q", remoting.ResponseCodeName(r.Code), r.Remark)
+}
+
+// TestNamesrvAnswersBadRequests generates, from nsRequestSpecs, the bad
+// requests for every code the name server serves and sends them on one
+// connection, each followed by a good request that must succeed on it: no
+// fields (SYSTEM_ERROR naming a missing field when the code has required
+// ones), the good header without one field (Java's remark exactly for a
+// required field, never a missing-field remark for an optional one), each
+// field set to "abc" (SYSTEM_ERROR `the custom field <f> is malformed`
+// for a number or boolean), and the good header with an empty and a
+// garbage body by the code's body rule. Nothing closes the connection or
+// panics, the bad requests are counted, and the good request of each code
+// is not refused for its fields. An unknown code is REQUEST_CODE_NOT_SUPPORTED.
 func TestNamesrvAnswersBadRequests(t *testing.T) {
 	s := startNamesrv(t, nil)
-	c := newClient(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	call := func(code int32, ext remoting.ExtFields, body []byte) *remoting.Command {
-		t.Helper()
-		req := remoting.NewRequest(code, ext)
-		req.Body = body
-		resp, err := c.InvokeSync(ctx, s.Addr(), req)
-		if err != nil {
-			t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
-		}
-		return resp
+	nc, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
 	}
-	reg := remoting.ExtFields{"brokerName": "b", "brokerAddr": "127.0.0.1:1", "clusterName": "c", "haServerAddr": "", "brokerId": "0"}
-	cases := []struct {
-		code     int32
-		ext      remoting.ExtFields
-		body     []byte
-		required []string
-	}{
-		{remoting.ReqRegisterBroker, reg, nil, []string{"brokerName", "brokerAddr", "clusterName", "haServerAddr", "brokerId"}},
-		{remoting.ReqUnregisterBroker, remoting.ExtFields{"brokerName": "b", "brokerAddr": "a", "clusterName": "c"}, nil,
-			[]string{"brokerName", "brokerAddr", "clusterName"}},
-		{remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": "T"}, nil, []string{"topic"}},
-		{remoting.ReqGetTopicsByCluster, remoting.ExtFields{"cluster": "c"}, nil, []string{"cluster"}},
-		{remoting.ReqDeleteTopicInNamesrv, remoting.ExtFields{"topic": "T"}, nil, []string{"topic"}},
-		{remoting.ReqQueryDataVersion, remoting.ExtFields{"brokerAddr": "a", "clusterName": "c"}, []byte(`{"counter":1,"timestamp":1}`),
-			[]string{"brokerAddr", "clusterName"}},
-		{remoting.ReqBrokerHeartbeat, remoting.ExtFields{"brokerAddr": "a", "clusterName": "c"}, nil, []string{"brokerAddr", "clusterName"}},
-	}
+	defer nc.Close()
+	c := &nsConn{nc: nc, br: bufio.NewReader(nc)}
+	specs := nsRequestSpecs()
 	bad := uint64(0)
-	for _, cs := range cases {
-		for _, f := range cs.required {
-			ext := maps.Clone(cs.ext)
-			delete(ext, f)
-			resp := call(cs.code, ext, cs.body)
-			bad++
-			if want := "the custom field <" + f + "> is null"; resp.Code != remoting.RespSystemError || resp.Remark != want {
-				t.Errorf("%s without %s: %s %q, want SYSTEM_ERROR %q", remoting.RequestCodeName(cs.code), f,
-					remoting.ResponseCodeName(resp.Code), resp.Remark, want)
+	for _, code := range s.rs.ProcessorCodes() {
+		sp, ok := specs[code]
+		if !ok {
+			t.Errorf("code %d has no spec (see TestNamesrvRequestSpecsCoverEveryRegisteredCode)", code)
+			continue
+		}
+		t.Run(sp.name, func(t *testing.T) {
+			c.t = t
+			refused := func(what string, r *remoting.Command) {
+				t.Helper()
+				if r.Code == remoting.RespSuccess {
+					t.Errorf("%s: SUCCESS, want an error", what)
+				}
 			}
-		}
+			good := c.call("good request", code, sp.ext, sp.body)
+			if nsMissingField.MatchString(good.Remark) || strings.Contains(good.Remark, "is malformed") {
+				t.Fatalf("the good request was refused for its fields: %s", nsDescribe(good))
+			}
+			r := c.call("no fields", code, nil, nil)
+			switch {
+			case len(sp.required) > 0:
+				bad++
+				if r.Code != remoting.RespSystemError || !nsMissingField.MatchString(r.Remark) {
+					t.Errorf("no fields: %s, want SYSTEM_ERROR \"the custom field <...> is null\"", nsDescribe(r))
+				}
+			case sp.bodyRule == nsBodyDecoded:
+				refused("no fields and no body", r)
+			}
+			for f := range sp.ext {
+				ext := maps.Clone(sp.ext)
+				delete(ext, f)
+				r := c.call("without "+f, code, ext, sp.body)
+				if slices.Contains(sp.required, f) {
+					bad++
+					if want := "the custom field <" + f + "> is null"; r.Code != remoting.RespSystemError || r.Remark != want {
+						t.Errorf("without %s: %s, want SYSTEM_ERROR %q", f, nsDescribe(r), want)
+					}
+				} else if nsMissingField.MatchString(r.Remark) {
+					t.Errorf("without the optional %s: %s (a required field missing from nsRequestSpecs?)", f, nsDescribe(r))
+				}
+			}
+			for _, f := range sp.required {
+				if _, ok := sp.ext[f]; !ok {
+					t.Errorf("required field %s is not in the good header", f)
+				}
+			}
+			for f, v := range sp.ext {
+				ext := maps.Clone(sp.ext)
+				ext[f] = "abc"
+				r := c.call(f+"=abc", code, ext, sp.body)
+				if _, err := strconv.ParseInt(v, 10, 64); err == nil || v == "true" || v == "false" {
+					bad++
+					if want := `the custom field <` + f + `> is malformed: "abc" (invalid syntax)`; r.Code != remoting.RespSystemError || r.Remark != want {
+						t.Errorf("%s=abc: %s, want SYSTEM_ERROR %q", f, nsDescribe(r), want)
+					}
+				}
+			}
+			empty := c.call("empty body", code, sp.ext, nil)
+			garbage := c.call("garbage body", code, sp.ext, []byte("\x00\xff{garbage"))
+			switch sp.bodyRule {
+			case nsBodyIgnored:
+				if garbage.Code != good.Code {
+					t.Errorf("garbage body: %s, want %s as without", nsDescribe(garbage), remoting.ResponseCodeName(good.Code))
+				}
+			case nsBodyDecoded:
+				refused("empty body", empty)
+				fallthrough
+			case nsBodyOptional:
+				bad++
+				if garbage.Code != remoting.RespSystemError || !strings.Contains(garbage.Remark, ErrMalformedBody.Error()) {
+					t.Errorf("garbage body: %s, want SYSTEM_ERROR %q", nsDescribe(garbage), ErrMalformedBody)
+				}
+			}
+			if sp.bodyRule == nsBodyOptional && empty.Code != good.Code {
+				t.Errorf("empty body: %s, want %s as with the good body", nsDescribe(empty), remoting.ResponseCodeName(good.Code))
+			}
+		})
 	}
-	ext := maps.Clone(reg)
-	ext["brokerId"] = "zero"
-	resp := call(remoting.ReqRegisterBroker, ext, nil)
-	bad++
-	if want := `the custom field <brokerId> is malformed: "zero" (invalid syntax)`; resp.Code != remoting.RespSystemError || resp.Remark != want {
-		t.Errorf("malformed brokerId: %s %q", remoting.ResponseCodeName(resp.Code), resp.Remark)
-	}
-	for _, cs := range []struct {
-		code int32
-		ext  remoting.ExtFields
-	}{{remoting.ReqRegisterBroker, reg}, {remoting.ReqQueryDataVersion, remoting.ExtFields{"brokerAddr": "a", "clusterName": "c"}}} {
-		resp := call(cs.code, cs.ext, []byte("{not json"))
-		bad++
-		if resp.Code != remoting.RespSystemError || !strings.Contains(resp.Remark, ErrMalformedBody.Error()) {
-			t.Errorf("%s with a bad body: %s %q", remoting.RequestCodeName(cs.code), remoting.ResponseCodeName(resp.Code), resp.Remark)
-		}
-	}
-	resp = call(4242, nil, nil)
+	c.t = t
+	resp := c.call("unknown code", 4242, nil, nil)
 	bad++
 	if resp.Code != remoting.RespRequestCodeNotSupported || resp.Remark != "request type 4242 not supported" {
-		t.Errorf("unknown code: %s %q", remoting.ResponseCodeName(resp.Code), resp.Remark)
+		t.Errorf("unknown code: %s", nsDescribe(resp))
 	}
-	if st := s.Stats(); st.BadRequests != bad || st.BadInputCloses != 0 {
-		t.Fatalf("stats %+v, want %d bad requests and no closes", st, bad)
+	if st := s.Stats(); st.BadRequests < bad || st.BadInputCloses != 0 {
+		t.Fatalf("stats %+v, want at least %d bad requests and no closes", st, bad)
 	}
 	if n := s.rs.ConnCount(); n != 1 {
 		t.Fatalf("%d connections, want the one that sent everything", n)
@@ -96,15 +257,9 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 // name server serves (or an unknown one), any custom fields, any body — on
 // one long-lived connection, followed by a good GET_BROKER_CLUSTER_INFO:
 // the connection never closes, both are answered, no processor panics.
+// The codes are the server's registered ones, each seeded from
+// nsRequestSpecs (its good header and body, and no fields at all).
 func FuzzNamesrvRequestKeepsConnection(f *testing.F) {
-	codes := []int32{remoting.ReqRegisterBroker, remoting.ReqUnregisterBroker, remoting.ReqGetRouteInfoByTopic,
-		remoting.ReqGetBrokerClusterInfo, remoting.ReqGetAllTopicListFromNameserver, remoting.ReqDeleteTopicInNamesrv,
-		remoting.ReqGetTopicsByCluster, remoting.ReqQueryDataVersion, remoting.ReqBrokerHeartbeat, 4242}
-	f.Add(byte(0), "brokerName=b\nbrokerAddr=127.0.0.1:1\nclusterName=c\nhaServerAddr=\nbrokerId=0\n",
-		[]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"topicName":"T","readQueueNums":1,"writeQueueNums":1,"perm":6}},"dataVersion":{"counter":1,"timestamp":1}},"filterServerList":[]}`))
-	f.Add(byte(2), "topic=T\n", []byte(nil))
-	f.Add(byte(7), "brokerAddr=a\nclusterName=c\n", []byte(`{"counter":1}`))
-	f.Add(byte(9), "", []byte("x"))
 	cfg := DefaultConfig()
 	cfg.Remoting.Addr = "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -113,6 +268,17 @@ func FuzzNamesrvRequestKeepsConnection(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer func() { _ = s.Shutdown(context.Background()) }()
+	codes := append(s.rs.ProcessorCodes(), 4242)
+	specs := nsRequestSpecs()
+	for i, code := range codes {
+		sp := specs[code] // 4242 has none: no fields, no body
+		var lines strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(sp.ext)) {
+			lines.WriteString(k + "=" + sp.ext[k] + "\n")
+		}
+		f.Add(byte(i), lines.String(), sp.body)
+		f.Add(byte(i), "", []byte("{garbage"))
+	}
 	var nc net.Conn
 	var br *bufio.Reader
 	opaque := int32(0)

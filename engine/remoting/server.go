@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,6 +157,19 @@ func (s *Server) RegisterProcessor(code int32, p Processor, ex *Executor) {
 		ex = s.defaultProc.exec
 	}
 	s.processors[code] = processorEntry{proc: p, exec: ex}
+}
+
+// ProcessorCodes lists the request codes with a registered processor, in
+// increasing order (the default processor's codes are not listed). Safe for
+// concurrent use once registration is done (processors are registered
+// before Start only).
+func (s *Server) ProcessorCodes() []int32 {
+	codes := make([]int32, 0, len(s.processors))
+	for code := range s.processors {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return codes
 }
 
 // RegisterDefaultProcessor handles codes without a processor (instead of

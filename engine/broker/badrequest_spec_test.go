@@ -1,0 +1,147 @@
+package broker_test
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/remoting"
+)
+
+// bodyRule says what a request code does with its body.
+type bodyRule int
+
+const (
+	bodyIgnored  bodyRule = iota // takes no body: any body is answered as none
+	bodyPayload                  // the body is the message: any bytes are stored, none is refused
+	bodyDecoded                  // the body is decoded: an empty or undecodable one is refused
+	bodyOptional                 // decoded when present: none is accepted, an undecodable one refused
+)
+
+// requestSpec describes one request code the broker serves, for the
+// bad-request cases generated from it (TestEveryRequestCodeRefusesBadRequests)
+// and the fuzz seeds (FuzzBrokerRequestKeepsConnection).
+type requestSpec struct {
+	name string
+	// ext is a complete good header (every field the handler reads, with
+	// a value it accepts) for the broker of newSpecEnv.
+	ext remoting.ExtFields
+	// required lists the fields of ext the handler cannot do without: a
+	// request missing any one of them is answered SYSTEM_ERROR "the custom
+	// field <name> is null"; one missing any other field is not.
+	required []string
+	body     []byte // a good body (nil: the code takes none)
+	bodyRule bodyRule
+}
+
+// specTopic is the topic the good headers of requestSpecs name; the
+// broker they are written for (startSpecEnv) has it, with one message at
+// commit-log offset 0 for a view or a send-back to find.
+const specTopic = "T"
+
+// unparsedFields lists, per code, the numeric fields of requestSpecs' good
+// headers the handler does not read, so "abc" in them is not refused.
+// Java's header decoding would refuse it (PullMessageRequestHeader's
+// subVersion is a Long): a difference, kept visible here.
+var unparsedFields = map[int32][]string{
+	remoting.ReqPullMessage:     {"subVersion"},
+	remoting.ReqLitePullMessage: {"subVersion"},
+}
+
+// requestSpecs has an entry for every request code the broker registers
+// (TestRequestSpecsCoverEveryRegisteredCode fails for a code without one,
+// so a new processor cannot be left out of the bad-request cases).
+func requestSpecs() map[int32]requestSpec {
+	sendRequired := func(short bool) []string {
+		if short {
+			return []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+		}
+		return []string{"producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId", "sysFlag", "bornTimestamp", "flag"}
+	}
+	send := func(short bool) remoting.ExtFields { return sendHeader(specTopic, 0, "").ExtFields(short) }
+	batch := sendHeader(specTopic, 0, "")
+	batch.Batch = true
+	pull := pullExt("g", specTopic, 0, 0, 32, 0, 0)
+	pullRequired := []string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag"}
+	topicQueue := remoting.ExtFields{"topic": specTopic, "queueId": "0"}
+	none := remoting.ExtFields{}
+	return map[int32]requestSpec{
+		remoting.ReqSendMessage:   {"SEND_MESSAGE", send(false), sendRequired(false), []byte("body"), bodyPayload},
+		remoting.ReqSendMessageV2: {"SEND_MESSAGE_V2", send(true), sendRequired(true), []byte("body"), bodyPayload},
+		remoting.ReqSendBatchMessage: {"SEND_BATCH_MESSAGE", batch.ExtFields(true), sendRequired(true),
+			record.AppendBatchItem(nil, record.BatchItem{Body: []byte("item")}), bodyDecoded},
+		remoting.ReqSendReplyMessage:   {"SEND_REPLY_MESSAGE", send(false), sendRequired(false), []byte("body"), bodyPayload},
+		remoting.ReqSendReplyMessageV2: {"SEND_REPLY_MESSAGE_V2", send(true), sendRequired(true), []byte("body"), bodyPayload},
+		remoting.ReqConsumerSendMsgBack: {"CONSUMER_SEND_MSG_BACK",
+			remoting.ExtFields{"group": "g", "offset": "0", "delayLevel": "0", "originMsgId": "", "originTopic": specTopic, "maxReconsumeTimes": "16"},
+			[]string{"group", "offset"}, nil, bodyIgnored},
+		remoting.ReqPullMessage:     {"PULL_MESSAGE", pull, pullRequired, nil, bodyIgnored},
+		remoting.ReqLitePullMessage: {"LITE_PULL_MESSAGE", pull, pullRequired, nil, bodyIgnored},
+		remoting.ReqHeartBeat: {"HEART_BEAT", none, nil,
+			// A producer only: a consumer group would make the broker push
+			// to the test's connection, which does not answer.
+			[]byte(`{"clientID":"127.0.0.1@spec","producerDataSet":[{"groupName":"pg"}],"consumerDataSet":[]}`), bodyDecoded},
+		remoting.ReqUnregisterClient: {"UNREGISTER_CLIENT", remoting.ExtFields{"clientID": "127.0.0.1@gone", "producerGroup": "pg2", "consumerGroup": "g2"},
+			[]string{"clientID"}, nil, bodyIgnored},
+		remoting.ReqQueryConsumerOffset: {"QUERY_CONSUMER_OFFSET",
+			remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "0", "setZeroIfNotFound": "true"},
+			[]string{"consumerGroup", "topic", "queueId"}, nil, bodyIgnored},
+		remoting.ReqUpdateConsumerOffset: {"UPDATE_CONSUMER_OFFSET",
+			remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "0", "commitOffset": "1"},
+			[]string{"consumerGroup", "topic", "queueId", "commitOffset"}, nil, bodyIgnored},
+		remoting.ReqGetConsumerListByGroup: {"GET_CONSUMER_LIST_BY_GROUP", remoting.ExtFields{"consumerGroup": "g"},
+			[]string{"consumerGroup"}, nil, bodyIgnored},
+		remoting.ReqLockBatchMQ: {"LOCK_BATCH_MQ", none, nil,
+			[]byte(`{"consumerGroup":"g","clientId":"127.0.0.1@spec","onlyThisBroker":false,"mqSet":[{"topic":"T","brokerName":"broker-a","queueId":0}]}`),
+			bodyDecoded},
+		remoting.ReqUnlockBatchMQ: {"UNLOCK_BATCH_MQ", none, nil,
+			[]byte(`{"consumerGroup":"g","clientId":"127.0.0.1@spec","mqSet":[{"topic":"T","brokerName":"broker-a","queueId":0}]}`),
+			bodyDecoded},
+		remoting.ReqQueryMessage: {"QUERY_MESSAGE",
+			remoting.ExtFields{"topic": specTopic, "key": "k", "maxNum": "1", "beginTimestamp": "0", "endTimestamp": strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)},
+			[]string{"topic", "key"}, nil, bodyIgnored},
+		remoting.ReqViewMessageByID: {"VIEW_MESSAGE_BY_ID", remoting.ExtFields{"offset": "0"}, []string{"offset"}, nil, bodyIgnored},
+		remoting.ReqUpdateAndCreateTopic: {"UPDATE_AND_CREATE_TOPIC",
+			remoting.ExtFields{"topic": "NEWT", "defaultTopic": protocol.DefaultTopic, "readQueueNums": "2", "writeQueueNums": "2",
+				"perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"},
+			[]string{"topic", "readQueueNums", "writeQueueNums"}, nil, bodyIgnored},
+		remoting.ReqDeleteTopicInBroker:           {"DELETE_TOPIC_IN_BROKER", remoting.ExtFields{"topic": "GONE"}, []string{"topic"}, nil, bodyIgnored},
+		remoting.ReqGetAllTopicConfig:             {"GET_ALL_TOPIC_CONFIG", none, nil, nil, bodyIgnored},
+		remoting.ReqGetAllSubscriptionGroupConfig: {"GET_ALL_SUBSCRIPTIONGROUP_CONFIG", none, nil, nil, bodyIgnored},
+		remoting.ReqGetMaxOffset:                  {"GET_MAX_OFFSET", topicQueue, []string{"topic", "queueId"}, nil, bodyIgnored},
+		remoting.ReqGetMinOffset:                  {"GET_MIN_OFFSET", topicQueue, []string{"topic", "queueId"}, nil, bodyIgnored},
+		remoting.ReqGetEarliestMsgStoretime:       {"GET_EARLIEST_MSG_STORETIME", topicQueue, []string{"topic", "queueId"}, nil, bodyIgnored},
+		remoting.ReqSearchOffsetByTimestamp: {"SEARCH_OFFSET_BY_TIMESTAMP", remoting.ExtFields{"topic": specTopic, "queueId": "0", "timestamp": "0"},
+			[]string{"topic", "queueId", "timestamp"}, nil, bodyIgnored},
+		remoting.ReqEndTransaction: {"END_TRANSACTION",
+			remoting.ExtFields{"producerGroup": "pg", "tranStateTableOffset": "0", "commitLogOffset": "0", "commitOrRollback": "12",
+				"fromTransactionCheck": "false", "msgId": "0A", "transactionId": "tx"},
+			[]string{"producerGroup", "tranStateTableOffset", "commitLogOffset", "commitOrRollback", "msgId"}, nil, bodyIgnored},
+		remoting.ReqCheckClientConfig: {"CHECK_CLIENT_CONFIG", none, nil,
+			[]byte(`{"clientId":"127.0.0.1@spec","group":"g","subscriptionData":{"topic":"T","subString":"*","expressionType":"TAG"}}`),
+			bodyOptional},
+		// Operator requests (ops.go).
+		remoting.ReqGetBrokerRuntimeInfo: {"GET_BROKER_RUNTIME_INFO", none, nil, nil, bodyIgnored},
+		remoting.ReqGetTopicStatsInfo:    {"GET_TOPIC_STATS_INFO", remoting.ExtFields{"topic": specTopic}, []string{"topic"}, nil, bodyIgnored},
+		remoting.ReqGetConsumeStats: {"GET_CONSUME_STATS", remoting.ExtFields{"consumerGroup": "g", "topic": specTopic},
+			[]string{"consumerGroup"}, nil, bodyIgnored},
+		remoting.ReqGetConsumerConnectionList: {"GET_CONSUMER_CONNECTION_LIST", remoting.ExtFields{"consumerGroup": "g"},
+			[]string{"consumerGroup"}, nil, bodyIgnored},
+		remoting.ReqGetProducerConnectionList: {"GET_PRODUCER_CONNECTION_LIST", remoting.ExtFields{"producerGroup": "pg"},
+			[]string{"producerGroup"}, nil, bodyIgnored},
+		remoting.ReqQueryTopicConsumeByWho: {"QUERY_TOPIC_CONSUME_BY_WHO", remoting.ExtFields{"topic": specTopic}, []string{"topic"}, nil, bodyIgnored},
+		remoting.ReqUpdateAndCreateSubscriptionGroup: {"UPDATE_AND_CREATE_SUBSCRIPTIONGROUP", none, nil,
+			[]byte(`{"groupName":"sg","consumeEnable":true,"retryMaxTimes":3}`), bodyDecoded},
+		remoting.ReqDeleteSubscriptionGroup: {"DELETE_SUBSCRIPTIONGROUP", remoting.ExtFields{"groupName": "gone", "cleanOffset": "false", "removeOffset": "false"},
+			[]string{"groupName"}, nil, bodyIgnored},
+		remoting.ReqInvokeBrokerToResetOffset: {"INVOKE_BROKER_TO_RESET_OFFSET",
+			remoting.ExtFields{"group": "g", "topic": specTopic, "timestamp": "0", "isForce": "true", "queueId": "-1", "offset": "-1"},
+			[]string{"group", "topic", "timestamp"}, nil, bodyIgnored},
+		remoting.ReqInvokeBrokerToGetConsumerStatus: {"INVOKE_BROKER_TO_GET_CONSUMER_STATUS",
+			remoting.ExtFields{"topic": specTopic, "group": "g", "clientAddr": ""}, []string{"topic", "group"}, nil, bodyIgnored},
+		remoting.ReqGetBrokerConfig: {"GET_BROKER_CONFIG", none, nil, nil, bodyIgnored},
+		// A live key set to its default: the good request changes nothing.
+		remoting.ReqUpdateBrokerConfig: {"UPDATE_BROKER_CONFIG", none, nil, []byte("longPollingEnable=true\n"), bodyOptional},
+	}
+}
