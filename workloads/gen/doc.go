@@ -21,7 +21,11 @@
 //
 //   - TailConsumer starts at each queue's current end and follows it: "e2e"
 //     (now - born) and "e2e_intended" (now - intended send) per message,
-//     "pull" per non-empty Pull.
+//     "pull" per non-empty Pull. Header and consumer times are in the run's
+//     clock (Start's wall time plus monotonic elapsed), and an open-loop born
+//     time is the intended time plus the header's whole-µs delay (at most
+//     1 µs before the send), so the consumer recovers each intended time
+//     exactly and splits warm-up from measurement as the producer did.
 //   - LagConsumer starts a number of messages or bytes behind the end and
 //     measures the catch-up to the end as of its start (CatchUp: messages,
 //     bytes, elapsed, rates; "pull" per Pull), then optionally tails.
