@@ -14,6 +14,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -229,7 +230,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 	}
 	total := int64(0)
 	for _, v := range tab {
-		var to broker.TopicOffset
+		var to protocol.TopicOffset
 		if err := json.Unmarshal(v, &to); err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +249,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 		}
 		lag := int64(0)
 		for _, v := range tab {
-			var w broker.OffsetWrapper
+			var w protocol.OffsetWrapper
 			_ = json.Unmarshal(v, &w)
 			lag += w.BrokerOffset - w.ConsumerOffset
 		}
@@ -257,7 +258,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 
 	resp = c.call(remoting.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": group}, nil)
 	wantOK(t, "consumer connections", resp)
-	var cc broker.ConsumerConnection
+	var cc protocol.ConsumerConnection
 	if err := json.Unmarshal(resp.Body, &cc); err != nil || len(cc.ConnectionSet) != 1 || cc.ConnectionSet[0].Language != "GO" ||
 		cc.MessageModel != "Clustering" && cc.MessageModel != "CLUSTERING" || cc.SubscriptionTable[topic].Topic != topic {
 		t.Fatalf("consumer connection %s (%v)", resp.Body, err)

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 func init() { register(newAdminCmd) }
@@ -178,13 +178,13 @@ func targetBrokers(ctx context.Context, a *mqadmin.Admin, addr, cluster string, 
 // perm2String is PermName.perm2String: "RW-", "R--", ...
 func perm2String(perm int32) string {
 	b := []byte("---")
-	if perm&namesrv.PermRead != 0 {
+	if perm&protocol.PermRead != 0 {
 		b[0] = 'R'
 	}
-	if perm&namesrv.PermWrite != 0 {
+	if perm&protocol.PermWrite != 0 {
 		b[1] = 'W'
 	}
-	if perm&namesrv.PermInherit != 0 {
+	if perm&protocol.PermInherit != 0 {
 		b[2] = 'X'
 	}
 	return string(b)

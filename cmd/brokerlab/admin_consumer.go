@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -102,7 +103,7 @@ func allGroupsProgress(ctx context.Context, f *adminFlags, a *mqadmin.Admin, out
 	}
 	rows := []groupSummary{}
 	for _, t := range topics {
-		group, ok := strings.CutPrefix(t, "%RETRY%")
+		group, ok := strings.CutPrefix(t, protocol.RetryTopicPrefix)
 		if !ok {
 			continue
 		}
@@ -289,7 +290,7 @@ func resetOneQueue(ctx context.Context, f *adminFlags, a *mqadmin.Admin, out io.
 			return err
 		}
 	}
-	mq := mqadmin.MessageQueue{Topic: topic, QueueID: queueID}
+	mq := protocol.MessageQueue{Topic: topic, QueueID: queueID}
 	if err := a.UpdateConsumerOffset(ctx, addr, group, mq, offset); err != nil {
 		return err
 	}
@@ -306,8 +307,8 @@ func resetOneQueue(ctx context.Context, f *adminFlags, a *mqadmin.Admin, out io.
 
 // subGroupUpdate is updateSubGroup's JSON result.
 type subGroupUpdate struct {
-	Brokers []string                        `json:"brokers"`
-	Config  mqadmin.SubscriptionGroupConfig `json:"subscriptionGroupConfig"`
+	Brokers []string                         `json:"brokers"`
+	Config  protocol.SubscriptionGroupConfig `json:"subscriptionGroupConfig"`
 }
 
 func newUpdateSubGroupCmd(f *adminFlags) *cobra.Command {
@@ -454,7 +455,7 @@ cluster (-c, which also deletes the group's %RETRY% and %DLQ% topics).
 					}
 				}
 				if cluster != "" {
-					for _, t := range []string{mqadmin.RetryTopic(group), mqadmin.DLQTopic(group)} {
+					for _, t := range []string{protocol.RetryTopic(group), protocol.DLQTopic(group)} {
 						if _, err := deleteTopic(ctx, a, cluster, t, true); err != nil {
 							slog.Warn("deleteSubGroup: delete topic", "topic", t, "err", err)
 							continue

@@ -19,6 +19,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -151,7 +152,7 @@ func (e *adminEnv) call(code int32, ext remoting.ExtFields, body []byte) *remoti
 // send stores one message and returns its offset message id.
 func (e *adminEnv) send(topic string, queueID int32, body string, props map[string]string) string {
 	e.t.Helper()
-	h := remoting.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: broker.DefaultTopic,
+	h := remoting.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: record.EncodeProperties(props)}
 	resp := e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte(body))
 	id, err := resp.ExtFields.String("msgId")
@@ -168,7 +169,7 @@ func (e *adminEnv) heartbeat(clientID, consumerGroup, producerGroup, topic strin
 			MessageModel: broker.Clustering, ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
 			SubscriptionDataSet: []broker.SubscriptionData{
 				{Topic: topic, SubString: "tagA || tagB", TagsSet: []string{"tagA", "tagB"}, SubVersion: time.Now().UnixNano(), ExpressionType: "TAG"},
-				{Topic: mqadmin.RetryTopic(consumerGroup), SubString: "*", TagsSet: []string{}, SubVersion: time.Now().UnixNano(), ExpressionType: "TAG"},
+				{Topic: protocol.RetryTopic(consumerGroup), SubString: "*", TagsSet: []string{}, SubVersion: time.Now().UnixNano(), ExpressionType: "TAG"},
 			}}}}
 	body, err := json.Marshal(hb)
 	if err != nil {
@@ -217,7 +218,7 @@ func TestAdminCommands(t *testing.T) {
 	out = e.mustAdmin("topicRoute", "-t", topic)
 	wantLine(t, out, `^AdmCluster\s+broker-adm\s+\{0=`+regexp.QuoteMeta(e.addr)+`\}\s+3\s+3\s+6\s*$`)
 	wantLine(t, out, `^Total:\s+1\s+3\s+3`)
-	var route namesrv.TopicRouteData
+	var route protocol.TopicRouteData
 	e.adminJSON(&route, "topicRoute", "-t", topic)
 	if len(route.QueueDatas) != 1 || route.QueueDatas[0].ReadQueueNums != 3 || route.BrokerDatas[0].BrokerAddrs[0] != e.addr {
 		t.Fatalf("topicRoute --json: %+v", route)
@@ -343,7 +344,7 @@ func TestAdminCommands(t *testing.T) {
 	wantLine(t, out, `^create subscription group to `+regexp.QuoteMeta(e.addr)+` success\.$`)
 	a := mqadmin.New(mqadmin.Config{NamesrvAddrs: []string{e.nsAddr}})
 	defer a.Close()
-	findGroup := func(name string) *mqadmin.SubscriptionGroupConfig {
+	findGroup := func(name string) *protocol.SubscriptionGroupConfig {
 		groups, err := a.SubscriptionGroups(context.Background(), e.addr)
 		if err != nil {
 			t.Fatal(err)

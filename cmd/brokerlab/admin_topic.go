@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 func init() {
@@ -213,7 +213,7 @@ func newTopicListCmd(f *adminFlags) *cobra.Command {
 				}
 				rows := []topicClusterRow{}
 				for _, t := range topics {
-					if strings.HasPrefix(t, "%RETRY%") || strings.HasPrefix(t, "%DLQ%") {
+					if strings.HasPrefix(t, protocol.RetryTopicPrefix) || strings.HasPrefix(t, protocol.DLQTopicPrefix) {
 						continue
 					}
 					cluster, groups := topicClusterAndGroups(ctx, a, ci, t)
@@ -240,7 +240,7 @@ func newTopicListCmd(f *adminFlags) *cobra.Command {
 
 // topicClusterAndGroups finds the cluster of topic's first broker and the
 // groups consuming it; errors leave them empty, as mqadmin does.
-func topicClusterAndGroups(ctx context.Context, a *mqadmin.Admin, ci *namesrv.ClusterInfo, topic string) (string, []string) {
+func topicClusterAndGroups(ctx context.Context, a *mqadmin.Admin, ci *protocol.ClusterInfo, topic string) (string, []string) {
 	rd, err := a.TopicRoute(ctx, topic)
 	if err != nil || len(rd.BrokerDatas) == 0 {
 		return "", nil
@@ -297,14 +297,14 @@ queues and permission (mqadmin topicRoute -l's table; --json prints the route).`
 	return cmd
 }
 
-func printRoute(out io.Writer, rd *namesrv.TopicRouteData) {
+func printRoute(out io.Writer, rd *protocol.TopicRouteData) {
 	const format = "%-45s %-32s %-50s %-10v %-11v %-5v\n"
-	queues := map[string]namesrv.QueueData{}
+	queues := map[string]protocol.QueueData{}
 	for _, q := range rd.QueueDatas {
 		queues[q.BrokerName] = q
 	}
 	bds := slices.Clone(rd.BrokerDatas)
-	slices.SortFunc(bds, func(x, y namesrv.BrokerData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
+	slices.SortFunc(bds, func(x, y protocol.BrokerData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
 	fmt.Fprintf(out, format, "#ClusterName", "#BrokerName", "#BrokerAddrs", "#ReadQueue", "#WriteQueue", "#Perm")
 	var totalRead, totalWrite int32
 	for _, bd := range bds {
@@ -385,8 +385,8 @@ func clusterTopicStats(ctx context.Context, a *mqadmin.Admin, cluster, topic str
 
 // topicUpdate is updateTopic's JSON result.
 type topicUpdate struct {
-	Brokers []string            `json:"brokers"`
-	Config  mqadmin.TopicConfig `json:"topicConfig"`
+	Brokers []string                          `json:"brokers"`
+	Config  protocol.CreateTopicRequestHeader `json:"topicConfig"`
 }
 
 func newUpdateTopicCmd(f *adminFlags) *cobra.Command {
@@ -410,7 +410,7 @@ func newUpdateTopicCmd(f *adminFlags) *cobra.Command {
 			if hasUnitSub {
 				sysFlag |= 2 // FLAG_UNIT_SUB
 			}
-			tc := mqadmin.TopicConfig{TopicName: strings.TrimSpace(topic), ReadQueueNums: read, WriteQueueNums: write,
+			tc := protocol.CreateTopicRequestHeader{TopicName: strings.TrimSpace(topic), ReadQueueNums: read, WriteQueueNums: write,
 				Perm: perm, TopicSysFlag: sysFlag, Order: order, Attributes: strings.TrimSpace(attributes)}
 			return f.run(cmd, func(ctx context.Context, a *mqadmin.Admin, out io.Writer) error {
 				brokers, err := targetBrokers(ctx, a, brokerAddr, cluster, false)
@@ -442,7 +442,7 @@ func newUpdateTopicCmd(f *adminFlags) *cobra.Command {
 	fl.StringVarP(&topic, "topic", "t", "", "topic name (required)")
 	fl.Int32VarP(&read, "readQueueNums", "r", 8, "read queue nums")
 	fl.Int32VarP(&write, "writeQueueNums", "w", 8, "write queue nums")
-	fl.Int32VarP(&perm, "perm", "p", namesrv.DefaultPerm, "topic permission: 2 (W), 4 (R), 6 (RW)")
+	fl.Int32VarP(&perm, "perm", "p", protocol.DefaultPerm, "topic permission: 2 (W), 4 (R), 6 (RW)")
 	boolArgVarP(fl, &order, "order", "o", false, "ordered topic")
 	boolArgVarP(fl, &unit, "unit", "u", false, "unit topic")
 	boolArgVarP(fl, &hasUnitSub, "hasUnitSub", "s", false, "has unit sub")

@@ -11,11 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
-
-// defaultTopic is the broker's template topic (TBW102), always present.
-const defaultTopic = "TBW102"
 
 func newClient() *remoting.Client {
 	cfg := remoting.DefaultClientConfig()
@@ -63,7 +61,7 @@ func runWait(args []string) error {
 		var resp *remoting.Command
 		var err error
 		if *isBroker {
-			resp, err = call(cl, *addr, time.Second, remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": defaultTopic, "queueId": "0"}, nil)
+			resp, err = call(cl, *addr, time.Second, remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": protocol.DefaultTopic, "queueId": "0"}, nil)
 		} else {
 			resp, err = call(cl, *addr, time.Second, remoting.ReqGetBrokerClusterInfo, nil, nil)
 		}
@@ -84,7 +82,7 @@ func runWait(args []string) error {
 // createTopic creates topic with queues read/write queues (idempotent).
 func createTopic(cl *remoting.Client, addr, topic string, queues int) error {
 	resp, err := call(cl, addr, 5*time.Second, remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
-		"topic": topic, "defaultTopic": defaultTopic, "readQueueNums": strconv.Itoa(queues),
+		"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG",
 		"topicSysFlag": "0", "order": "false",
 	}, nil)

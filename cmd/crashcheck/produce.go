@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -137,7 +138,7 @@ func runProduce(args []string) error {
 				}
 				uniq := record.NewUniqID()
 				h := remoting.SendMessageHeader{
-					ProducerGroup: "crashcheck", Topic: *topic, DefaultTopic: defaultTopic,
+					ProducerGroup: "crashcheck", Topic: *topic, DefaultTopic: protocol.DefaultTopic,
 					DefaultTopicQueueNums: int32(*queues), QueueID: int32(rng.IntN(*queues)),
 					BornTimestamp: time.Now().UnixMilli(),
 					Properties: record.EncodeProperties(map[string]string{

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -25,17 +25,17 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 	if err := record.ValidateTopic(topic); err != nil {
 		return remoting.NewResponse(remoting.RespSystemError, err.Error()), nil
 	}
-	if !record.TopicSendable(topic) || topic == DefaultTopic || topic == ScheduleTopic {
+	if !record.TopicSendable(topic) || topic == protocol.DefaultTopic || topic == protocol.ScheduleTopic {
 		return responsef(remoting.RespSystemError, "the topic[%s] is conflict with system topic", topic), nil
 	}
-	tc := namesrv.NewTopicConfig(topic, 0)
+	tc := protocol.NewTopicConfig(topic, 0)
 	if tc.ReadQueueNums, err = ext.Int32("readQueueNums"); err != nil {
 		return nil, err
 	}
 	if tc.WriteQueueNums, err = ext.Int32("writeQueueNums"); err != nil {
 		return nil, err
 	}
-	if tc.Perm, err = ext.OptInt32("perm", namesrv.DefaultPerm); err != nil {
+	if tc.Perm, err = ext.OptInt32("perm", protocol.DefaultPerm); err != nil {
 		return nil, err
 	}
 	if tc.TopicSysFlag, err = ext.OptInt32("topicSysFlag", 0); err != nil {
@@ -69,7 +69,7 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	if err != nil {
 		return nil, err
 	}
-	if !record.TopicSendable(topic) || topic == DefaultTopic || topic == ScheduleTopic {
+	if !record.TopicSendable(topic) || topic == protocol.DefaultTopic || topic == protocol.ScheduleTopic {
 		return responsef(remoting.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
 	}
 	_, ver, err := b.topics.delete(topic)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -187,9 +187,9 @@ func (b *Broker) Store() MessageStore { return b.store }
 func (b *Broker) Config() Config { return b.cfg }
 
 // DataVersion is the current version of the topic table (zero before Start).
-func (b *Broker) DataVersion() namesrv.DataVersion {
+func (b *Broker) DataVersion() protocol.DataVersion {
 	if b.topics == nil {
-		return namesrv.DataVersion{}
+		return protocol.DataVersion{}
 	}
 	return b.topics.dataVersion()
 }
@@ -276,23 +276,23 @@ func (b *Broker) createSystemTopics() error {
 		return err
 	}
 	if b.cfg.AutoCreateTopic {
-		tc := namesrv.NewTopicConfig(DefaultTopic, b.cfg.DefaultTopicQueueNums)
-		tc.Perm = namesrv.PermInherit | namesrv.PermRead | namesrv.PermWrite
+		tc := protocol.NewTopicConfig(protocol.DefaultTopic, b.cfg.DefaultTopicQueueNums)
+		tc.Perm = protocol.PermInherit | protocol.PermRead | protocol.PermWrite
 		if _, _, _, err := b.topics.createIfAbsent(tc); err != nil {
-			return fmt.Errorf("broker: create %s: %w", DefaultTopic, err)
+			return fmt.Errorf("broker: create %s: %w", protocol.DefaultTopic, err)
 		}
 	}
-	if cur, ok := b.topics.get(TimerTopic); !ok || cur.ReadQueueNums < timerQueueNums {
-		if _, err := b.topics.put(namesrv.NewTopicConfig(TimerTopic, timerQueueNums)); err != nil {
-			return fmt.Errorf("broker: create %s: %w", TimerTopic, err)
+	if cur, ok := b.topics.get(protocol.TimerTopic); !ok || cur.ReadQueueNums < timerQueueNums {
+		if _, err := b.topics.put(protocol.NewTopicConfig(protocol.TimerTopic, timerQueueNums)); err != nil {
+			return fmt.Errorf("broker: create %s: %w", protocol.TimerTopic, err)
 		}
 	}
-	tc := namesrv.NewTopicConfig(ScheduleTopic, int32(len(b.cfg.DelayLevels)))
-	if cur, ok := b.topics.get(ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
+	tc := protocol.NewTopicConfig(protocol.ScheduleTopic, int32(len(b.cfg.DelayLevels)))
+	if cur, ok := b.topics.get(protocol.ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
 		return nil
 	}
 	if _, err := b.topics.put(tc); err != nil {
-		return fmt.Errorf("broker: create %s: %w", ScheduleTopic, err)
+		return fmt.Errorf("broker: create %s: %w", protocol.ScheduleTopic, err)
 	}
 	return nil
 }
@@ -300,11 +300,11 @@ func (b *Broker) createSystemTopics() error {
 // arriving is the store's arriving listener: it wakes held pulls and the
 // delay scheduler.
 func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
-	if topic == ScheduleTopic {
+	if topic == protocol.ScheduleTopic {
 		b.sched.wake(queueID)
 		return
 	}
-	if topic == TimerTopic {
+	if topic == protocol.TimerTopic {
 		if queueID == timerMessageQueue {
 			b.timer.notify()
 		}

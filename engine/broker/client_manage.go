@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -22,12 +22,12 @@ func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting
 		if cd.MessageModel == Broadcasting || cd.GroupName == "" {
 			continue
 		}
-		_, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(cd.GroupName), b.groupRetryQueueNums(cd.GroupName)))
+		_, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(cd.GroupName), b.groupRetryQueueNums(cd.GroupName)))
 		if err != nil {
 			b.log.Warn("create retry topic failed", "group", cd.GroupName, "err", err)
 		}
 		if ver > newest {
-			retryTopic, newest = RetryTopic(cd.GroupName), ver
+			retryTopic, newest = protocol.RetryTopic(cd.GroupName), ver
 		}
 	}
 	// The groups' retry topics are routable when the heartbeat is answered

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -18,12 +19,12 @@ func (t *clientTable) setClientMeta(clientID string, lang remoting.Language, ver
 }
 
 // REQUIRES: t.mu held.
-func (t *clientTable) connectionLocked(id string) (Connection, bool) {
+func (t *clientTable) connectionLocked(id string) (protocol.Connection, bool) {
 	ci := t.mu.clients[id]
 	if ci == nil {
-		return Connection{}, false
+		return protocol.Connection{}, false
 	}
-	c := Connection{ClientID: id, Language: ci.language.String(), Version: ci.version}
+	c := protocol.Connection{ClientID: id, Language: ci.language.String(), Version: ci.version}
 	if ci.conn != nil {
 		c.ClientAddr = ci.conn.RemoteAddr().String()
 	}
@@ -32,15 +33,15 @@ func (t *clientTable) connectionLocked(id string) (Connection, bool) {
 
 // consumerConnection describes a consumer group's live members and
 // subscriptions (GET_CONSUMER_CONNECTION_LIST); false when none is online.
-func (t *clientTable) consumerConnection(group string) (ConsumerConnection, bool) {
+func (t *clientTable) consumerConnection(group string) (protocol.ConsumerConnection, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.mu.consumers[group]
 	if g == nil || len(g.members) == 0 {
-		return ConsumerConnection{}, false
+		return protocol.ConsumerConnection{}, false
 	}
-	cc := ConsumerConnection{ConnectionSet: []Connection{}, ConsumeFromWhere: g.consumeFromWhere, ConsumeType: g.consumeType,
-		MessageModel: g.messageModel, SubscriptionTable: map[string]SubscriptionDataJSON{}}
+	cc := protocol.ConsumerConnection{ConnectionSet: []protocol.Connection{}, ConsumeFromWhere: g.consumeFromWhere, ConsumeType: g.consumeType,
+		MessageModel: g.messageModel, SubscriptionTable: map[string]protocol.SubscriptionData{}}
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		if c, ok := t.connectionLocked(id); ok {
 			cc.ConnectionSet = append(cc.ConnectionSet, c)
@@ -53,10 +54,10 @@ func (t *clientTable) consumerConnection(group string) (ConsumerConnection, bool
 }
 
 // producerConnections lists a producer group's live clients.
-func (t *clientTable) producerConnections(group string) []Connection {
+func (t *clientTable) producerConnections(group string) []protocol.Connection {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []Connection
+	var out []protocol.Connection
 	for _, id := range slices.Sorted(maps.Keys(t.mu.producers[group])) {
 		if c, ok := t.connectionLocked(id); ok {
 			out = append(out, c)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -61,7 +62,7 @@ func TestHeartbeatMembershipAndNotify(t *testing.T) {
 		t.Fatalf("members %v", got)
 	}
 	// The clustering group got its retry topic, registered with the name server.
-	eventually(t, "retry topic route", func() bool { _, ok := e.ns.TopicRoute(broker.RetryTopic("g")); return ok })
+	eventually(t, "retry topic route", func() bool { _, ok := e.ns.TopicRoute(protocol.RetryTopic("g")); return ok })
 
 	drain(e.pushes)
 	wantCode(t, "hb c2", callWith(t, c2, e.b.Addr(), remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c2", "g")), remoting.RespSuccess)
@@ -143,13 +144,13 @@ func TestClientsExpireWithoutHeartbeat(t *testing.T) {
 
 func TestLockBatchMQ(t *testing.T) {
 	e := startEnv(t, nil)
-	mqs := []broker.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
-	lock := func(client string, code int32) []broker.MessageQueue {
+	mqs := []protocol.MessageQueue{{Topic: "T", BrokerName: "broker-a", QueueID: 0}, {Topic: "T", BrokerName: "broker-a", QueueID: 1}}
+	lock := func(client string, code int32) []protocol.MessageQueue {
 		body, _ := json.Marshal(map[string]any{"consumerGroup": "g", "clientId": client, "onlyThisBroker": false, "mqSet": mqs})
 		resp := e.call(code, nil, body)
 		wantCode(t, "lock", resp, remoting.RespSuccess)
 		var out struct {
-			LockOKMQSet []broker.MessageQueue `json:"lockOKMQSet"`
+			LockOKMQSet []protocol.MessageQueue `json:"lockOKMQSet"`
 		}
 		if code == remoting.ReqLockBatchMQ {
 			if err := json.Unmarshal(resp.Body, &out); err != nil {

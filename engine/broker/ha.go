@@ -12,6 +12,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/ha"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -71,8 +72,8 @@ func (c *Config) validateHA() error {
 	switch {
 	case c.Role == Slave && c.BrokerID <= 0:
 		return fmt.Errorf("%w: a SLAVE needs a broker id of at least 1", ErrBadConfig)
-	case c.Role != Slave && c.BrokerID != namesrv.MasterID:
-		return fmt.Errorf("%w: a master's broker id is %d, got %d", ErrBadConfig, namesrv.MasterID, c.BrokerID)
+	case c.Role != Slave && c.BrokerID != protocol.MasterID:
+		return fmt.Errorf("%w: a master's broker id is %d, got %d", ErrBadConfig, protocol.MasterID, c.BrokerID)
 	case c.SlaveTimeout <= 0 && c.Role == SyncMaster:
 		return fmt.Errorf("%w: SYNC_MASTER needs a positive slave timeout", ErrBadConfig)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/ha"
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -81,7 +81,7 @@ func TestSyncMasterAndSlave(t *testing.T) {
 			return false
 		}
 		a := rd.BrokerDatas[0].BrokerAddrs
-		return a[namesrv.MasterID] == master.Addr() && a[1] == slave.Addr()
+		return a[protocol.MasterID] == master.Addr() && a[1] == slave.Addr()
 	})
 	mst, _ := broker.StoreOf(master.Store())
 	sst, _ := broker.StoreOf(slave.Store())

@@ -12,6 +12,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -138,7 +139,7 @@ func (e *env) createTopic(topic string, queues int) {
 
 // sendHeader is a producer's header for topic/queue with properties props.
 func sendHeader(topic string, queueID int32, props string) remoting.SendMessageHeader {
-	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: broker.DefaultTopic,
+	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props}
 }
 
@@ -222,7 +223,7 @@ func heartbeatBody(clientID string, groups ...string) []byte {
 			ConsumeFromWhere: "CONSUME_FROM_FIRST_OFFSET",
 			SubscriptionDataSet: []broker.SubscriptionData{
 				{Topic: "T", SubString: "*", TagsSet: []string{}, SubVersion: time.Now().UnixNano(), ExpressionType: "TAG"},
-				{Topic: broker.RetryTopic(g), SubString: "*", TagsSet: []string{}, SubVersion: time.Now().UnixNano(), ExpressionType: "TAG"},
+				{Topic: protocol.RetryTopic(g), SubString: "*", TagsSet: []string{}, SubVersion: time.Now().UnixNano(), ExpressionType: "TAG"},
 			},
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -13,24 +14,17 @@ import (
 // this long is free again.
 const lockMaxLive = 60 * time.Second
 
-// MessageQueue names one queue of one broker (the orderly consumer's lock unit).
-type MessageQueue struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int32  `json:"queueId"`
-}
-
 // lockBatchBody is the body of LOCK_BATCH_MQ (41) and UNLOCK_BATCH_MQ (42).
 type lockBatchBody struct {
-	ConsumerGroup  string         `json:"consumerGroup"`
-	ClientID       string         `json:"clientId"`
-	OnlyThisBroker bool           `json:"onlyThisBroker"`
-	MQSet          []MessageQueue `json:"mqSet"`
+	ConsumerGroup  string                  `json:"consumerGroup"`
+	ClientID       string                  `json:"clientId"`
+	OnlyThisBroker bool                    `json:"onlyThisBroker"`
+	MQSet          []protocol.MessageQueue `json:"mqSet"`
 }
 
 type lockKey struct {
 	group string
-	mq    MessageQueue
+	mq    protocol.MessageQueue
 }
 
 type lockEntry struct {
@@ -48,10 +42,10 @@ type lockTable struct {
 func newLockTable() *lockTable { return &lockTable{locks: make(map[lockKey]lockEntry)} }
 
 // lock takes or renews the locks it can and returns those held by clientID.
-func (t *lockTable) lock(group, clientID string, mqs []MessageQueue, now time.Time) []MessageQueue {
+func (t *lockTable) lock(group, clientID string, mqs []protocol.MessageQueue, now time.Time) []protocol.MessageQueue {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ok := make([]MessageQueue, 0, len(mqs))
+	ok := make([]protocol.MessageQueue, 0, len(mqs))
 	for _, mq := range mqs {
 		k := lockKey{group, mq}
 		e, held := t.locks[k]
@@ -64,7 +58,7 @@ func (t *lockTable) lock(group, clientID string, mqs []MessageQueue, now time.Ti
 }
 
 // unlock releases the locks clientID holds among mqs.
-func (t *lockTable) unlock(group, clientID string, mqs []MessageQueue) {
+func (t *lockTable) unlock(group, clientID string, mqs []protocol.MessageQueue) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, mq := range mqs {
@@ -83,7 +77,7 @@ func (b *Broker) lockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.
 	}
 	locked := b.locks.lock(body.ConsumerGroup, body.ClientID, body.MQSet, time.Now())
 	out, err := json.Marshal(struct {
-		LockOKMQSet []MessageQueue `json:"lockOKMQSet"`
+		LockOKMQSet []protocol.MessageQueue `json:"lockOKMQSet"`
 	}{locked})
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -36,12 +36,12 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 	if maxTimes < 0 {
 		maxTimes = b.groupRetryMaxTimes(group) // the group's retryMaxTimes (ops.go)
 	}
-	if err := record.ValidateTopic(RetryTopic(group)); err != nil {
+	if err := record.ValidateTopic(protocol.RetryTopic(group)); err != nil {
 		return responsef(remoting.RespInvalidParameter, "bad consumer group %q: %v", group, err)
 	}
-	retry, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(RetryTopic(group), b.groupRetryQueueNums(group)))
+	retry, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(group), b.groupRetryQueueNums(group)))
 	if err != nil {
-		return responsef(remoting.RespSystemError, "create topic %s: %v", RetryTopic(group), err)
+		return responsef(remoting.RespSystemError, "create topic %s: %v", protocol.RetryTopic(group), err)
 	}
 	if resp := b.routeResponse(retry.TopicName, "created", ver); resp != nil {
 		return resp
@@ -109,7 +109,7 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 // retryTopicOf is the topic a message finally lands in (REAL_TOPIC for a
 // delayed one).
 func retryTopicOf(m *record.Message) string {
-	if m.Topic == ScheduleTopic {
+	if m.Topic == protocol.ScheduleTopic {
 		if t, ok := record.Property(m.Properties, record.PropertyRealTopic); ok {
 			return t
 		}

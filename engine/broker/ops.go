@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -35,7 +35,7 @@ type opsState struct {
 	cfgMu      sync.Mutex // serializes UPDATE_BROKER_CONFIG
 	cfgVersion struct {
 		sync.Mutex
-		v namesrv.DataVersion
+		v protocol.DataVersion
 	}
 }
 
@@ -48,7 +48,7 @@ func (b *Broker) registerOps() {
 	b.ops.autoCreateTopic.Store(b.cfg.AutoCreateTopic)
 	b.ops.longPolling.Store(b.cfg.LongPolling)
 	b.ops.shortPolling.Store(int64(b.cfg.ShortPollingTime))
-	b.ops.cfgVersion.v = namesrv.DataVersion{Timestamp: time.Now().UnixMilli()}
+	b.ops.cfgVersion.v = protocol.DataVersion{Timestamp: time.Now().UnixMilli()}
 	b.handle(remoting.ReqGetBrokerRuntimeInfo, b.getBrokerRuntimeInfo, nil)
 	b.handle(remoting.ReqGetTopicStatsInfo, b.getTopicStatsInfo, nil)
 	b.handle(remoting.ReqGetConsumeStats, b.getConsumeStats, nil)
@@ -83,7 +83,7 @@ func (b *Broker) subGroups() (*subGroupTable, error) {
 		}
 		var content []byte
 		if _, err := s.ReadConfigFile(SubscriptionGroupFile, func(p []byte) error {
-			var w SubscriptionGroupWrapper
+			var w protocol.SubscriptionGroupWrapper
 			if err := json.Unmarshal(p, &w); err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ func (b *Broker) subGroups() (*subGroupTable, error) {
 // findSubGroup returns a group's config, creating it with the defaults when
 // autoCreateSubscriptionGroup is on (SubscriptionGroupManager
 // .findSubscriptionGroupConfig); ok is false for an unknown group otherwise.
-func (b *Broker) findSubGroup(group string) (c SubscriptionGroupConfig, ok bool, err error) {
+func (b *Broker) findSubGroup(group string) (c protocol.SubscriptionGroupConfig, ok bool, err error) {
 	t, err := b.subGroups()
 	if err != nil {
 		return c, false, err
@@ -163,7 +163,7 @@ func (b *Broker) groupRetryQueueNums(group string) int32 {
 
 // retryQueue picks the queue of a sent-back message: a random writable
 // queue of the retry topic, as Java's send-back does.
-func retryQueue(tc namesrv.TopicConfig) int32 {
+func retryQueue(tc protocol.TopicConfig) int32 {
 	if tc.WriteQueueNums <= 1 {
 		return 0
 	}
@@ -289,7 +289,7 @@ func (b *Broker) syncSubGroups() error {
 	if resp.Code != remoting.RespSuccess {
 		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: code %d %s", addr, resp.Code, resp.Remark)
 	}
-	var w SubscriptionGroupWrapper
+	var w protocol.SubscriptionGroupWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: %w", addr, err)
 	}
@@ -438,11 +438,11 @@ func (b *Broker) getTopicStatsInfo(_ context.Context, _ *remoting.Conn, req *rem
 	n := max(tc.ReadQueueNums, tc.WriteQueueNums)
 	entries := make([]mqEntry, 0, n)
 	for q := range n {
-		to := TopicOffset{MinOffset: max(b.store.MinOffset(topic, q), 0), MaxOffset: max(b.store.MaxOffset(topic, q), 0)}
+		to := protocol.TopicOffset{MinOffset: max(b.store.MinOffset(topic, q), 0), MaxOffset: max(b.store.MaxOffset(topic, q), 0)}
 		if to.MaxOffset > 0 {
 			to.LastUpdateTimestamp = b.storeTimeAt(topic, q, to.MaxOffset-1)
 		}
-		entries = append(entries, mqEntry{MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, mustJSON(to)})
+		entries = append(entries, mqEntry{protocol.MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, mustJSON(to)})
 	}
 	body := append([]byte(`{"offsetTable":`), appendMQMap(nil, entries)...)
 	body = append(body, `,"topicPutTps":`...)
@@ -507,7 +507,7 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 			continue
 		}
 		for q := range tc.ReadQueueNums {
-			w := OffsetWrapper{BrokerOffset: max(b.store.MaxOffset(topic, q), 0)}
+			w := protocol.OffsetWrapper{BrokerOffset: max(b.store.MaxOffset(topic, q), 0)}
 			if off, ok := b.store.ConsumerOffset(group, topic, q); ok && off > 0 {
 				w.ConsumerOffset = off
 			}
@@ -515,7 +515,7 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 			if w.ConsumerOffset > 0 {
 				w.LastTimestamp = b.storeTimeAt(topic, q, w.ConsumerOffset-1)
 			}
-			entries = append(entries, mqEntry{MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, mustJSON(w)})
+			entries = append(entries, mqEntry{protocol.MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, mustJSON(w)})
 		}
 		tps += rt.Groups[group+"@"+topic].TPS
 	}
@@ -528,43 +528,10 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 
 // ---- connections ----
 
-// Connection is one client connection (body.Connection).
-type Connection struct {
-	ClientAddr string `json:"clientAddr"`
-	ClientID   string `json:"clientId"`
-	Language   string `json:"language"`
-	Version    int32  `json:"version"`
-}
-
-// SubscriptionDataJSON is SubscriptionData as fastjson writes it.
-type SubscriptionDataJSON struct {
-	ClassFilterMode bool     `json:"classFilterMode"`
-	CodeSet         []int32  `json:"codeSet"`
-	ExpressionType  string   `json:"expressionType"`
-	SubString       string   `json:"subString"`
-	SubVersion      int64    `json:"subVersion"`
-	TagsSet         []string `json:"tagsSet"`
-	Topic           string   `json:"topic"`
-}
-
-// ConsumerConnection is the GET_CONSUMER_CONNECTION_LIST body.
-type ConsumerConnection struct {
-	ConnectionSet     []Connection                    `json:"connectionSet"`
-	ConsumeFromWhere  string                          `json:"consumeFromWhere"`
-	ConsumeType       string                          `json:"consumeType"`
-	MessageModel      string                          `json:"messageModel"`
-	SubscriptionTable map[string]SubscriptionDataJSON `json:"subscriptionTable"`
-}
-
-// ProducerConnection is the GET_PRODUCER_CONNECTION_LIST body.
-type ProducerConnection struct {
-	ConnectionSet []Connection `json:"connectionSet"`
-}
-
 // subscriptionJSON renders a stored subscription with its tags and their
 // hash codes, as SubscriptionData carries them.
-func subscriptionJSON(s *subscription) SubscriptionDataJSON {
-	out := SubscriptionDataJSON{ClassFilterMode: s.classFilter, ExpressionType: s.expressionType, SubString: s.subString,
+func subscriptionJSON(s *subscription) protocol.SubscriptionData {
+	out := protocol.SubscriptionData{ClassFilterMode: s.classFilter, ExpressionType: s.expressionType, SubString: s.subString,
 		SubVersion: s.subVersion, Topic: s.topic, TagsSet: []string{}, CodeSet: []int32{}}
 	if s.expressionType == ExpressionTag {
 		expr := strings.TrimSpace(s.subString)
@@ -607,7 +574,7 @@ func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, 
 	if len(conns) == 0 {
 		return responsef(remoting.RespSystemError, "the producer group[%s] not exist", group), nil
 	}
-	body, err := json.Marshal(ProducerConnection{ConnectionSet: conns})
+	body, err := json.Marshal(protocol.ProducerConnection{ConnectionSet: conns})
 	if err != nil {
 		return nil, err
 	}
@@ -722,7 +689,7 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 	entries := make([]mqEntry, 0, len(table))
 	for q, off := range table {
 		b.store.CommitConsumerOffset(group, topic, q, off)
-		entries = append(entries, mqEntry{MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, []byte(strconv.FormatInt(off, 10))})
+		entries = append(entries, mqEntry{protocol.MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, []byte(strconv.FormatInt(off, 10))})
 	}
 	body := append([]byte(`{"offsetTable":`), appendMQMap(nil, entries)...)
 	body = append(body, '}')

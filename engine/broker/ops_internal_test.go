@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 func TestRuntimeStatsRates(t *testing.T) {
@@ -74,9 +76,9 @@ func TestOpsFormats(t *testing.T) {
 
 func TestMQMapRoundTrip(t *testing.T) {
 	entries := []mqEntry{
-		{MessageQueue{Topic: "B", BrokerName: "b", QueueID: 1}, mustJSON(TopicOffset{MaxOffset: 5})},
-		{MessageQueue{Topic: "A", BrokerName: "b", QueueID: 10}, []byte("7")},
-		{MessageQueue{Topic: "A", BrokerName: "b", QueueID: 2}, []byte("-1")},
+		{protocol.MessageQueue{Topic: "B", BrokerName: "b", QueueID: 1}, mustJSON(protocol.TopicOffset{MaxOffset: 5})},
+		{protocol.MessageQueue{Topic: "A", BrokerName: "b", QueueID: 10}, []byte("7")},
+		{protocol.MessageQueue{Topic: "A", BrokerName: "b", QueueID: 2}, []byte("-1")},
 	}
 	body := append([]byte(`{"consumeTps":1.5,"offsetTable":`), appendMQMap(nil, entries)...)
 	body = append(body, '}')
@@ -91,11 +93,11 @@ func TestMQMapRoundTrip(t *testing.T) {
 		t.Fatal("no offsetTable")
 	}
 	m, err := ParseMQMap(raw)
-	if err != nil || len(m) != 3 || string(m[MessageQueue{Topic: "A", BrokerName: "b", QueueID: 10}]) != "7" {
+	if err != nil || len(m) != 3 || string(m[protocol.MessageQueue{Topic: "A", BrokerName: "b", QueueID: 10}]) != "7" {
 		t.Fatalf("parsed %v, %v", m, err)
 	}
-	var to TopicOffset
-	if err := json.Unmarshal(m[MessageQueue{Topic: "B", BrokerName: "b", QueueID: 1}], &to); err != nil || to.MaxOffset != 5 {
+	var to protocol.TopicOffset
+	if err := json.Unmarshal(m[protocol.MessageQueue{Topic: "B", BrokerName: "b", QueueID: 1}], &to); err != nil || to.MaxOffset != 5 {
 		t.Fatalf("value %+v %v", to, err)
 	}
 	if tps, ok := FieldOf(body, "consumeTps"); !ok || string(tps) != "1.5" {

@@ -7,26 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
-
-// TopicOffset is TopicStatsTable's per-queue value (GET_TOPIC_STATS_INFO).
-type TopicOffset struct {
-	LastUpdateTimestamp int64 `json:"lastUpdateTimestamp"`
-	MaxOffset           int64 `json:"maxOffset"`
-	MinOffset           int64 `json:"minOffset"`
-}
-
-// OffsetWrapper is ConsumeStats' per-queue value (GET_CONSUME_STATS).
-type OffsetWrapper struct {
-	BrokerOffset   int64 `json:"brokerOffset"`
-	ConsumerOffset int64 `json:"consumerOffset"`
-	LastTimestamp  int64 `json:"lastTimestamp"`
-	PullOffset     int64 `json:"pullOffset"`
-}
 
 // mqEntry is one entry of a map keyed by MessageQueue; value is its JSON.
 type mqEntry struct {
-	mq    MessageQueue
+	mq    protocol.MessageQueue
 	value []byte
 }
 
@@ -77,8 +64,8 @@ func mustJSON(v any) []byte {
 // writes it, or Java's broker) into its keys and raw values. It is the
 // decoder admin tools need for TopicStatsTable, ConsumeStats and
 // ResetOffsetBody offset tables, which encoding/json cannot read.
-func ParseMQMap(b []byte) (map[MessageQueue]json.RawMessage, error) {
-	out := map[MessageQueue]json.RawMessage{}
+func ParseMQMap(b []byte) (map[protocol.MessageQueue]json.RawMessage, error) {
+	out := map[protocol.MessageQueue]json.RawMessage{}
 	b = bytes.TrimSpace(b)
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return nil, errMQMap
@@ -88,7 +75,7 @@ func ParseMQMap(b []byte) (map[MessageQueue]json.RawMessage, error) {
 		if rest[0] != '{' {
 			return nil, errMQMap
 		}
-		var mq MessageQueue
+		var mq protocol.MessageQueue
 		kd := json.NewDecoder(bytes.NewReader(rest))
 		if err := kd.Decode(&mq); err != nil {
 			return nil, errMQMap

@@ -11,12 +11,13 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // mqTable decodes the MessageQueue-keyed map in field of a fastjson body.
-func mqTable[V any](t *testing.T, body []byte, field string) map[broker.MessageQueue]V {
+func mqTable[V any](t *testing.T, body []byte, field string) map[protocol.MessageQueue]V {
 	t.Helper()
 	raw, ok := broker.FieldOf(body, field)
 	if !ok {
@@ -26,7 +27,7 @@ func mqTable[V any](t *testing.T, body []byte, field string) map[broker.MessageQ
 	if err != nil {
 		t.Fatalf("%s: %v in %s", field, err, raw)
 	}
-	out := map[broker.MessageQueue]V{}
+	out := map[protocol.MessageQueue]V{}
 	for mq, v := range m {
 		var x V
 		if err := json.Unmarshal(v, &x); err != nil {
@@ -37,8 +38,8 @@ func mqTable[V any](t *testing.T, body []byte, field string) map[broker.MessageQ
 	return out
 }
 
-func mq(topic string, q int32) broker.MessageQueue {
-	return broker.MessageQueue{Topic: topic, BrokerName: "broker-a", QueueID: q}
+func mq(topic string, q int32) protocol.MessageQueue {
+	return protocol.MessageQueue{Topic: topic, BrokerName: "broker-a", QueueID: q}
 }
 
 func (e *env) commitOffset(group, topic string, q int32, off int64) {
@@ -125,7 +126,7 @@ func TestOpsTopicStats(t *testing.T) {
 	if !strings.HasPrefix(string(resp.Body), `{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:{`) {
 		t.Fatalf("not fastjson's MessageQueue-keyed form: %s", resp.Body)
 	}
-	tab := mqTable[broker.TopicOffset](t, resp.Body, "offsetTable")
+	tab := mqTable[protocol.TopicOffset](t, resp.Body, "offsetTable")
 	q0, q1 := tab[mq("T", 0)], tab[mq("T", 1)]
 	if len(tab) != 2 || q0.MaxOffset != 3 || q0.MinOffset != 0 || q1.MaxOffset != 1 ||
 		time.Since(time.UnixMilli(q0.LastUpdateTimestamp)) > time.Minute || q1.LastUpdateTimestamp == 0 {
@@ -148,7 +149,7 @@ func TestOpsConsumeStats(t *testing.T) {
 	for _, ext := range []remoting.ExtFields{{"consumerGroup": "g", "topic": "T"}, {"consumerGroup": "g"}, {"consumerGroup": "g", "topicList": "T;"}} {
 		resp := e.call(remoting.ReqGetConsumeStats, ext, nil)
 		wantCode(t, "consume stats", resp, remoting.RespSuccess)
-		tab := mqTable[broker.OffsetWrapper](t, resp.Body, "offsetTable")
+		tab := mqTable[protocol.OffsetWrapper](t, resp.Body, "offsetTable")
 		q0, q1 := tab[mq("T", 0)], tab[mq("T", 1)]
 		if len(tab) != 2 || q0.BrokerOffset != 3 || q0.ConsumerOffset != 2 || q0.PullOffset != 2 || q0.LastTimestamp == 0 ||
 			q1.BrokerOffset != 0 || q1.ConsumerOffset != 0 || q1.LastTimestamp != 0 {
@@ -178,7 +179,7 @@ func TestOpsConnections(t *testing.T) {
 
 	resp := e.call(remoting.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": "g"}, nil)
 	wantCode(t, "consumer connections", resp, remoting.RespSuccess)
-	var cc broker.ConsumerConnection
+	var cc protocol.ConsumerConnection
 	if err := json.Unmarshal(resp.Body, &cc); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestOpsConnections(t *testing.T) {
 
 	resp = e.call(remoting.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "pg"}, nil)
 	wantCode(t, "producer connections", resp, remoting.RespSuccess)
-	var pc broker.ProducerConnection
+	var pc protocol.ProducerConnection
 	if err := json.Unmarshal(resp.Body, &pc); err != nil || len(pc.ConnectionSet) != 1 || pc.ConnectionSet[0].ClientID != "10.0.0.1@p1" {
 		t.Fatalf("producer connection %s (%v)", resp.Body, err)
 	}
@@ -211,11 +212,11 @@ func TestOpsConnections(t *testing.T) {
 	}
 }
 
-func (e *env) subGroups() broker.SubscriptionGroupWrapper {
+func (e *env) subGroups() protocol.SubscriptionGroupWrapper {
 	e.t.Helper()
 	resp := e.call(remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
 	wantCode(e.t, "get all subscription groups", resp, remoting.RespSuccess)
-	var w broker.SubscriptionGroupWrapper
+	var w protocol.SubscriptionGroupWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		e.t.Fatal(err)
 	}
@@ -323,12 +324,12 @@ func TestOpsRetryMaxTimesFromGroup(t *testing.T) {
 		wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, ext, nil), remoting.RespSuccess)
 	}
 	back(orig.PhysicalOffset) // reconsumeTimes 0 < 1: retried
-	eventually(t, "delivery to the retry topic", func() bool { return e.maxOffset(broker.RetryTopic("g"), 0) == 1 })
-	if e.maxOffset(broker.DLQTopic("g"), 0) != 0 {
+	eventually(t, "delivery to the retry topic", func() bool { return e.maxOffset(protocol.RetryTopic("g"), 0) == 1 })
+	if e.maxOffset(protocol.DLQTopic("g"), 0) != 0 {
 		t.Fatal("dead-lettered at once")
 	}
-	back(e.onlyRecord(broker.RetryTopic("g")).PhysicalOffset) // reconsumeTimes 1 ≥ 1: dead letter
-	if dead := e.onlyRecord(broker.DLQTopic("g")); string(dead.Body) != "payload" {
+	back(e.onlyRecord(protocol.RetryTopic("g")).PhysicalOffset) // reconsumeTimes 1 ≥ 1: dead letter
+	if dead := e.onlyRecord(protocol.DLQTopic("g")); string(dead.Body) != "payload" {
 		t.Fatalf("dead letter %q", dead.Body)
 	}
 }
@@ -579,7 +580,7 @@ func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
 	wantCode(t, "create", e.putSubGroup(`{"groupName":"g","retryQueueNums":3,"notifyConsumerIdsChangedEnable":false}`), remoting.RespSuccess)
 	wantCode(t, "create 2", e.putSubGroup(`{"groupName":"n"}`), remoting.RespSuccess)
 	e.heartbeat(heartbeatBody("10.0.0.1@c1", "g", "n"))
-	route, ok := e.ns.TopicRoute(broker.RetryTopic("g"))
+	route, ok := e.ns.TopicRoute(protocol.RetryTopic("g"))
 	if !ok || len(route.QueueDatas) != 1 || route.QueueDatas[0].WriteQueueNums != 3 {
 		t.Fatalf("retry topic route %+v", route)
 	}
@@ -622,7 +623,7 @@ func TestOpsSlaveCopiesSubscriptionGroups(t *testing.T) {
 		[]byte(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":5}`)), remoting.RespSuccess)
 	eventually(t, "the slave to copy the group", func() bool {
 		resp := callWith(t, c, slave.Addr(), remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
-		var w broker.SubscriptionGroupWrapper
+		var w protocol.SubscriptionGroupWrapper
 		if json.Unmarshal(resp.Body, &w) != nil {
 			return false
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/index"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -93,7 +94,7 @@ func TestRealStore(t *testing.T) {
 
 			// Retry through the schedule topic.
 			wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", phys, 1, 16), nil), remoting.RespSuccess)
-			eventually(t, "retry delivery", func() bool { return e.maxOffset(broker.RetryTopic("g"), 0) == 1 })
+			eventually(t, "retry delivery", func() bool { return e.maxOffset(protocol.RetryTopic("g"), 0) == 1 })
 
 			upd := remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "1", "commitOffset": "3"}
 			wantCode(t, "commit", e.call(remoting.ReqUpdateConsumerOffset, upd, nil), remoting.RespSuccess)
@@ -114,7 +115,7 @@ func TestRealStore(t *testing.T) {
 			if extInt(t, off, "offset") != 3 {
 				t.Fatalf("offset after restart %v", off.ExtFields)
 			}
-			if e2.maxOffset(broker.RetryTopic("g"), 0) != 1 {
+			if e2.maxOffset(protocol.RetryTopic("g"), 0) != 1 {
 				t.Fatal("retry message lost across restart")
 			}
 			eventually(t, "route after restart", func() bool { rd, ok := ns.TopicRoute("T"); return ok && rd.QueueDatas[0].ReadQueueNums == 2 })

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -118,8 +119,8 @@ func (b *Broker) registerRoundLocked() error {
 		ClusterName: b.cfg.ClusterName,
 		BrokerName:  b.cfg.BrokerName,
 		BrokerAddr:  b.addr,
-		BrokerID:    namesrv.MasterID,
-		Body:        namesrv.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: wrapper},
+		BrokerID:    protocol.MasterID,
+		Body:        protocol.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: wrapper},
 	}
 	errs := make([]error, len(b.cfg.NamesrvAddrs))
 	var wg sync.WaitGroup

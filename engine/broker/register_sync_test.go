@@ -11,11 +11,12 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // routeOf asks the name server at addr for topic's route over the wire.
-func routeOf(t *testing.T, c *remoting.Client, addr, topic string) (*namesrv.TopicRouteData, error) {
+func routeOf(t *testing.T, c *remoting.Client, addr, topic string) (*protocol.TopicRouteData, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -44,7 +45,7 @@ func TestCreateThenRouteNeverMisses(t *testing.T) {
 			if err != nil {
 				t.Fatalf("iteration %d: route of %s from %s right after the create: %v", i, topic, ns, err)
 			}
-			if len(rd.BrokerDatas) != 1 || rd.BrokerDatas[0].BrokerAddrs[namesrv.MasterID] != e.b.Addr() {
+			if len(rd.BrokerDatas) != 1 || rd.BrokerDatas[0].BrokerAddrs[protocol.MasterID] != e.b.Addr() {
 				t.Fatalf("iteration %d: route %+v", i, rd)
 			}
 		}

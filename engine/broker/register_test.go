@@ -11,7 +11,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -19,7 +19,7 @@ import (
 type fakeNamesrv struct {
 	srv *remoting.Server
 	mu  sync.Mutex
-	reg []namesrv.RegisterBrokerBody
+	reg []protocol.RegisterBrokerBody
 	unr int
 }
 
@@ -28,7 +28,7 @@ func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 	cfg.Logger = quiet
 	f := &fakeNamesrv{srv: remoting.NewServer(cfg)}
 	f.srv.RegisterProcessor(remoting.ReqRegisterBroker, remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-		var body namesrv.RegisterBrokerBody
+		var body protocol.RegisterBrokerBody
 		if err := json.Unmarshal(req.Body, &body); err != nil {
 			return nil, err
 		}
@@ -50,10 +50,10 @@ func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 	return f
 }
 
-func (f *fakeNamesrv) registrations() []namesrv.RegisterBrokerBody {
+func (f *fakeNamesrv) registrations() []protocol.RegisterBrokerBody {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]namesrv.RegisterBrokerBody(nil), f.reg...)
+	return append([]protocol.RegisterBrokerBody(nil), f.reg...)
 }
 
 func (f *fakeNamesrv) unregistrations() int {
@@ -80,7 +80,7 @@ func TestRegistersWithEveryNamesrvPeriodically(t *testing.T) {
 	}
 	eventually(t, "periodic registrations", func() bool { return len(a.registrations()) >= 3 && len(b.registrations()) >= 3 })
 	body := a.registrations()[0].TopicConfigSerializeWrapper
-	if tc, ok := body.TopicConfigTable[broker.DefaultTopic]; !ok || tc.Perm != 7 || tc.WriteQueueNums != 8 {
+	if tc, ok := body.TopicConfigTable[protocol.DefaultTopic]; !ok || tc.Perm != 7 || tc.WriteQueueNums != 8 {
 		t.Fatalf("TBW102 registered as %+v", tc)
 	}
 	if err := brk.Shutdown(context.Background()); err != nil {
@@ -100,7 +100,7 @@ func TestTopicChangesReregisterWithNewDataVersion(t *testing.T) {
 	}
 	eventually(t, "route of the new topic", func() bool {
 		rd, ok := e.ns.TopicRoute("Fresh")
-		return ok && rd.QueueDatas[0].ReadQueueNums == 3 && rd.BrokerDatas[0].BrokerAddrs[namesrv.MasterID] == e.b.Addr()
+		return ok && rd.QueueDatas[0].ReadQueueNums == 3 && rd.BrokerDatas[0].BrokerAddrs[protocol.MasterID] == e.b.Addr()
 	})
 	// Updating the topic reaches the name server too (it re-reads on a new DataVersion).
 	e.createTopic("Fresh", 5)
@@ -111,7 +111,7 @@ func TestTopicChangesReregisterWithNewDataVersion(t *testing.T) {
 
 	resp := e.call(remoting.ReqGetAllTopicConfig, nil, nil)
 	wantCode(t, "all topics", resp, remoting.RespSuccess)
-	var w namesrv.TopicConfigSerializeWrapper
+	var w protocol.TopicConfigSerializeWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +121,8 @@ func TestTopicChangesReregisterWithNewDataVersion(t *testing.T) {
 
 	wantCode(t, "delete", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": "Fresh"}, nil), remoting.RespSuccess)
 	wantCode(t, "send to deleted", e.send("Fresh", 0, "x", ""), remoting.RespSuccess) // auto-created again from TBW102
-	wantCode(t, "delete system topic", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": broker.DefaultTopic}, nil), remoting.RespSystemError)
-	wantCode(t, "create system topic", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": broker.ScheduleTopic, "readQueueNums": "1", "writeQueueNums": "1"}, nil), remoting.RespSystemError)
+	wantCode(t, "delete system topic", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": protocol.DefaultTopic}, nil), remoting.RespSystemError)
+	wantCode(t, "create system topic", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": protocol.ScheduleTopic, "readQueueNums": "1", "writeQueueNums": "1"}, nil), remoting.RespSystemError)
 	wantCode(t, "create bad topic", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "a b", "readQueueNums": "1", "writeQueueNums": "1"}, nil), remoting.RespSystemError)
 	wantCode(t, "create zero queues", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "Z", "readQueueNums": "0", "writeQueueNums": "1"}, nil), remoting.RespInvalidParameter)
 

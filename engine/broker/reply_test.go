@@ -10,6 +10,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -200,7 +201,7 @@ func replyProps(to, corr string) string {
 
 func TestReplyPushedAndStored(t *testing.T) {
 	e := startEnv(t, nil)
-	topic := broker.ReplyTopic("DefaultCluster")
+	topic := protocol.ReplyTopic("DefaultCluster")
 	r := newRequester(t, e, "127.0.0.1@req", remoting.RespSuccess)
 
 	for _, code := range []int32{remoting.ReqSendReplyMessage, remoting.ReqSendReplyMessageV2} {
@@ -239,7 +240,7 @@ func TestReplyPushedAndStored(t *testing.T) {
 
 func TestReplyFailures(t *testing.T) {
 	e := startEnv(t, func(c *broker.Config) { c.StoreReplyMessage = false })
-	topic := broker.ReplyTopic("DefaultCluster")
+	topic := protocol.ReplyTopic("DefaultCluster")
 	newRequester(t, e, "127.0.0.1@refuser", remoting.RespSystemError)
 	ok := newRequester(t, e, "127.0.0.1@ok", remoting.RespSuccess)
 
@@ -281,7 +282,7 @@ func TestReplyFailures(t *testing.T) {
 func TestReplyToRequestConnection(t *testing.T) {
 	e := startEnv(t, nil)
 	e.createTopic("Req", 1)
-	topic := broker.ReplyTopic("DefaultCluster")
+	topic := protocol.ReplyTopic("DefaultCluster")
 	pushes := make(chan *remoting.Command, 4)
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = quiet

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -43,12 +44,12 @@ func TestConsumerSendMsgBackRetriesThenDeadLetters(t *testing.T) {
 	e.createTopic("T", 1)
 	sent := e.mustSend("T", 0, "payload", props(record.PropertyTags, "A"))
 	orig := e.onlyRecord("T")
-	retry := broker.RetryTopic("g")
+	retry := protocol.RetryTopic("g")
 
 	// First failure: level 0 means 3 + reconsumeTimes, so the message waits in
 	// the schedule topic's queue 2, then lands in %RETRY%g.
 	wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", orig.PhysicalOffset, 0, 2), nil), remoting.RespSuccess)
-	if e.maxOffset(broker.ScheduleTopic, 2) != 1 {
+	if e.maxOffset(protocol.ScheduleTopic, 2) != 1 {
 		t.Fatal("the retried message is not in the schedule queue of level 3")
 	}
 	eventually(t, "delivery to the retry topic", func() bool { return e.maxOffset(retry, 0) == 1 })
@@ -73,12 +74,12 @@ func TestConsumerSendMsgBackRetriesThenDeadLetters(t *testing.T) {
 
 	// Third failure: reconsumeTimes 2 reached the max → %DLQ%g at once.
 	wantCode(t, "send back 3", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", r2.PhysicalOffset, 0, 2), nil), remoting.RespSuccess)
-	dead := e.onlyRecord(broker.DLQTopic("g"))
+	dead := e.onlyRecord(protocol.DLQTopic("g"))
 	if string(dead.Body) != "payload" || dead.ReconsumeTimes != 3 {
 		t.Fatalf("dead letter: body %q reconsume %d", dead.Body, dead.ReconsumeTimes)
 	}
-	if _, ok := e.ns.TopicRoute(broker.DLQTopic("g")); !ok {
-		eventually(t, "DLQ route", func() bool { _, ok := e.ns.TopicRoute(broker.DLQTopic("g")); return ok })
+	if _, ok := e.ns.TopicRoute(protocol.DLQTopic("g")); !ok {
+		eventually(t, "DLQ route", func() bool { _, ok := e.ns.TopicRoute(protocol.DLQTopic("g")); return ok })
 	}
 }
 
@@ -88,7 +89,7 @@ func TestSendMsgBackNegativeLevelGoesToDLQ(t *testing.T) {
 	e.mustSend("T", 0, "x", "")
 	orig := e.onlyRecord("T")
 	wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", orig.PhysicalOffset, -1, 16), nil), remoting.RespSuccess)
-	e.onlyRecord(broker.DLQTopic("g"))
+	e.onlyRecord(protocol.DLQTopic("g"))
 	wantCode(t, "unknown offset", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", 1<<40, 0, 16), nil), remoting.RespSystemError)
 }
 
@@ -96,7 +97,7 @@ func TestSendMsgBackNegativeLevelGoesToDLQ(t *testing.T) {
 // %RETRY%group itself, with DELAY and reconsumeTimes set.
 func TestClientSideRetrySend(t *testing.T) {
 	e := startEnv(t, nil)
-	retry := broker.RetryTopic("g")
+	retry := protocol.RetryTopic("g")
 	h := sendHeader(retry, 0, props(record.PropertyDelayTimeLevel, "1", broker.PropertyRetryTopic, "T"))
 	h.ProducerGroup, h.ReconsumeTimes, h.MaxReconsumeTimes = "CLIENT_INNER_PRODUCER", 1, 16
 	wantCode(t, "retry send", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("r")), remoting.RespSuccess)
@@ -106,12 +107,12 @@ func TestClientSideRetrySend(t *testing.T) {
 	h.ReconsumeTimes = 16
 	wantCode(t, "retry send at max", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("m")), remoting.RespSuccess)
 	eventually(t, "delayed delivery at max", func() bool { return e.maxOffset(retry, 0) == 2 })
-	if e.maxOffset(broker.DLQTopic("g"), 0) != 0 {
+	if e.maxOffset(protocol.DLQTopic("g"), 0) != 0 {
 		t.Fatal("reconsumeTimes == max went to the DLQ")
 	}
 	h.ReconsumeTimes = 17
 	wantCode(t, "retry send past max", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("d")), remoting.RespSuccess)
-	if r := e.onlyRecord(broker.DLQTopic("g")); string(r.Body) != "d" || prop(r, record.PropertyDelayTimeLevel) != "" {
+	if r := e.onlyRecord(protocol.DLQTopic("g")); string(r.Body) != "d" || prop(r, record.PropertyDelayTimeLevel) != "" {
 		t.Fatalf("dead letter %q props %q", r.Body, r.Properties)
 	}
 	// A header without maxReconsumeTimes uses the broker's (16).
@@ -120,7 +121,7 @@ func TestClientSideRetrySend(t *testing.T) {
 	ext["reconsumeTimes"] = "16"
 	wantCode(t, "retry send at the broker's max", e.call(remoting.ReqSendMessage, ext, []byte("n")), remoting.RespSuccess)
 	eventually(t, "delayed delivery at the broker's max", func() bool { return e.maxOffset(retry, 0) == 3 })
-	if e.maxOffset(broker.DLQTopic("g"), 0) != 1 {
+	if e.maxOffset(protocol.DLQTopic("g"), 0) != 1 {
 		t.Fatal("reconsumeTimes == the broker's max went to the DLQ")
 	}
 }
@@ -132,7 +133,7 @@ func TestDelayedMessageFromProducer(t *testing.T) {
 	if extInt(t, resp, "queueId") != 1 {
 		t.Fatalf("reply queueId %v", resp.ExtFields)
 	}
-	if e.maxOffset("T", 1) != 0 || e.maxOffset(broker.ScheduleTopic, 3) != 1 {
+	if e.maxOffset("T", 1) != 0 || e.maxOffset(protocol.ScheduleTopic, 3) != 1 {
 		t.Fatal("a delayed message must wait in the schedule topic's last level")
 	}
 	eventually(t, "delayed delivery", func() bool { return e.maxOffset("T", 1) == 1 })

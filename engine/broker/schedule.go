@@ -5,13 +5,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
 // scheduleOffsetGroup is the consumer group under which the scheduler's
 // progress through each level's queue is stored (Java's delayOffset.json),
 // so delayed messages survive a restart and are delivered once per clean run.
-const scheduleOffsetGroup = ScheduleTopic
+const scheduleOffsetGroup = protocol.ScheduleTopic
 
 // scheduler is ScheduleMessageService: one goroutine per delay level reads
 // the level's queue of the schedule topic in order (every message of a level
@@ -61,9 +62,9 @@ func (s *scheduler) wake(queueID int32) {
 
 func (s *scheduler) run(queueID int32) {
 	store := s.b.store
-	offset, ok := store.ConsumerOffset(scheduleOffsetGroup, ScheduleTopic, queueID)
+	offset, ok := store.ConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID)
 	if !ok {
-		offset = store.MinOffset(ScheduleTopic, queueID)
+		offset = store.MinOffset(protocol.ScheduleTopic, queueID)
 	}
 	delay := s.b.cfg.DelayLevels[queueID]
 	timer := time.NewTimer(0)
@@ -99,7 +100,7 @@ func (s *scheduler) run(queueID int32) {
 func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) time.Duration {
 	b := s.b
 	check := b.cfg.ScheduleCheckInterval
-	res := b.store.Get(scheduleOffsetGroup, ScheduleTopic, queueID, *offset, 32, nil)
+	res := b.store.Get(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset, 32, nil)
 	switch res.Status {
 	case GetFound:
 	case GetOffsetTooSmall, GetOffsetOverflowBadly:
@@ -108,7 +109,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 		}
 		b.log.Warn("schedule queue offset moved", "level", queueID+1, "from", *offset, "to", res.NextBeginOffset)
 		*offset = res.NextBeginOffset
-		b.store.CommitConsumerOffset(scheduleOffsetGroup, ScheduleTopic, queueID, *offset)
+		b.store.CommitConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 		return 0
 	default:
 		return check
@@ -118,7 +119,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 		if err != nil {
 			b.log.Error("undecodable record in schedule queue, skipped", "level", queueID+1, "offset", *offset, "err", err)
 			*offset++
-			b.store.CommitConsumerOffset(scheduleOffsetGroup, ScheduleTopic, queueID, *offset)
+			b.store.CommitConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 			return 0
 		}
 		buf = buf[rec.TotalSize:]
@@ -129,7 +130,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 			return check
 		}
 		*offset = rec.QueueOffset + 1
-		b.store.CommitConsumerOffset(scheduleOffsetGroup, ScheduleTopic, queueID, *offset)
+		b.store.CommitConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 	}
 	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -125,7 +126,7 @@ func TestSendErrors(t *testing.T) {
 	}{
 		{"bad topic chars", "bad topic", 0, "x", "", remoting.RespInvalidParameter},
 		{"system topic", "SCHEDULE_TOPIC_XXXX", 0, "x", "", remoting.RespNoPermission},
-		{"schedule topic", broker.ScheduleTopic, 0, "x", "", remoting.RespNoPermission},
+		{"schedule topic", protocol.ScheduleTopic, 0, "x", "", remoting.RespNoPermission},
 		{"empty body", "T", 0, "", "", remoting.RespMessageIllegal},
 		{"unknown topic without auto-create", "Unknown", 0, "x", "", remoting.RespTopicNotExist},
 		{"queue id too large", "T", 2, "x", "", remoting.RespInvalidParameter},
@@ -213,7 +214,7 @@ func TestAutoCreateTopicFromTBW102(t *testing.T) {
 		rd, ok := e.ns.TopicRoute("NewTopic")
 		return ok && len(rd.QueueDatas) == 1 && rd.QueueDatas[0].WriteQueueNums == 4 && rd.QueueDatas[0].Perm == 6
 	})
-	rd, ok := e.ns.TopicRoute(broker.DefaultTopic)
+	rd, ok := e.ns.TopicRoute(protocol.DefaultTopic)
 	if !ok || rd.QueueDatas[0].Perm != 7 || rd.BrokerDatas[0].BrokerAddrs[0] != e.b.Addr() {
 		t.Fatalf("TBW102 route %+v", rd)
 	}
@@ -245,7 +246,7 @@ func TestSendBatch(t *testing.T) {
 		}
 	}
 	wantCode(t, "bad body", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), []byte{0, 0, 0, 99}), remoting.RespMessageIllegal)
-	h.Topic = broker.RetryTopic("g")
+	h.Topic = protocol.RetryTopic("g")
 	wantCode(t, "retry topic", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), body), remoting.RespMessageIllegal)
 }
 

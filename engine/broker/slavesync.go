@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -26,7 +26,7 @@ func (b *Broker) startSlaveSync() {
 	b.goLoop(func() {
 		t := time.NewTimer(min(slaveSyncFirst, b.cfg.SlaveSyncInterval))
 		defer t.Stop()
-		var last namesrv.DataVersion
+		var last protocol.DataVersion
 		for {
 			select {
 			case <-b.stop:
@@ -50,7 +50,7 @@ func (b *Broker) startSlaveSync() {
 // syncTopicConfig fetches GET_ALL_TOPIC_CONFIG from the master and stores
 // every topic that is new or changed, unless the master's DataVersion is
 // still last.
-func (b *Broker) syncTopicConfig(last namesrv.DataVersion) (namesrv.DataVersion, error) {
+func (b *Broker) syncTopicConfig(last protocol.DataVersion) (protocol.DataVersion, error) {
 	addr := b.masterAddr()
 	if addr == "" {
 		return last, nil
@@ -64,7 +64,7 @@ func (b *Broker) syncTopicConfig(last namesrv.DataVersion) (namesrv.DataVersion,
 	if resp.Code != remoting.RespSuccess {
 		return last, fmt.Errorf("broker: GET_ALL_TOPIC_CONFIG from %s: code %d %s", addr, resp.Code, resp.Remark)
 	}
-	var w namesrv.TopicConfigSerializeWrapper
+	var w protocol.TopicConfigSerializeWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		return last, fmt.Errorf("broker: GET_ALL_TOPIC_CONFIG from %s: %w", addr, err)
 	}

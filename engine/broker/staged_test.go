@@ -8,6 +8,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -106,7 +107,7 @@ func TestOnewayRefusalsCounted(t *testing.T) {
 	eventually(t, "two busy refusals counted", func() bool { return e.b.FlowControl().OnewayRefusedBusy == 2 })
 	e.store.SetOSPageCacheBusy(false)
 
-	oneway(broker.ScheduleTopic) // NO_PERMISSION
+	oneway(protocol.ScheduleTopic) // NO_PERMISSION
 	eventually(t, "the forbidden topic's refusal counted", func() bool { return e.b.FlowControl().OnewayRefusedOther == 1 })
 	e.mustSend("T", 0, "y", "") // a later answered send: the counters stand
 	if fc := e.b.FlowControl(); fc.OnewayRefusedBusy != 2 || fc.OnewayRefusedOther != 1 || e.b.Store().MaxOffset("T", 0) != 2 {

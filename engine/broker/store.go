@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -61,9 +61,9 @@ type MessageStore interface {
 	OSPageCacheBusy() bool
 
 	// TopicConfigs returns the persisted topic table (empty on a new store).
-	TopicConfigs() map[string]namesrv.TopicConfig
+	TopicConfigs() map[string]protocol.TopicConfig
 	// UpdateTopicConfig stores tc (persisted by the store).
-	UpdateTopicConfig(tc namesrv.TopicConfig) error
+	UpdateTopicConfig(tc protocol.TopicConfig) error
 	// DeleteTopicConfig forgets a topic's config.
 	DeleteTopicConfig(topic string) error
 	// ConsumerOffset is the committed offset of (group, topic, queueID).

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -244,25 +244,17 @@ func (a storeAdapter) SetArrivingListener(fn ArrivingListener) {
 
 func (a storeAdapter) OSPageCacheBusy() bool { return a.s.IsOSPageCacheBusy() }
 
-func (a storeAdapter) TopicConfigs() map[string]namesrv.TopicConfig {
+func (a storeAdapter) TopicConfigs() map[string]protocol.TopicConfig {
 	tcs := a.s.Topics()
-	out := make(map[string]namesrv.TopicConfig, len(tcs))
+	out := make(map[string]protocol.TopicConfig, len(tcs))
 	for _, tc := range tcs {
-		out[tc.TopicName] = namesrv.TopicConfig{
-			Attributes: tc.Attributes, Order: tc.Order, Perm: int32(tc.Perm), ReadQueueNums: int32(tc.ReadQueueNums),
-			TopicFilterType: tc.TopicFilterType, TopicName: tc.TopicName, TopicSysFlag: int32(tc.TopicSysFlag),
-			WriteQueueNums: int32(tc.WriteQueueNums),
-		}
+		out[tc.TopicName] = tc
 	}
 	return out
 }
 
-func (a storeAdapter) UpdateTopicConfig(tc namesrv.TopicConfig) error {
-	return a.s.CreateOrUpdateTopic(store.TopicConfig{
-		Attributes: tc.Attributes, Order: tc.Order, Perm: int(tc.Perm), ReadQueueNums: int(tc.ReadQueueNums),
-		TopicFilterType: tc.TopicFilterType, TopicName: tc.TopicName, TopicSysFlag: int(tc.TopicSysFlag),
-		WriteQueueNums: int(tc.WriteQueueNums),
-	})
+func (a storeAdapter) UpdateTopicConfig(tc protocol.TopicConfig) error {
+	return a.s.CreateOrUpdateTopic(tc)
 }
 
 func (a storeAdapter) DeleteTopicConfig(topic string) error {

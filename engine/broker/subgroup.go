@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // SubscriptionGroupFile is the name of the subscription group table under
@@ -24,44 +24,11 @@ import (
 // on every change.
 const SubscriptionGroupFile = "subscriptionGroup.json"
 
-// SubscriptionGroupConfig is RocketMQ's SubscriptionGroupConfig as fastjson
-// writes it (fields in alphabetical order; nulls left out). groupRetryPolicy
-// and subscriptionDataSet are kept as given.
-type SubscriptionGroupConfig struct {
-	Attributes                     map[string]string `json:"attributes"`
-	BrokerID                       int64             `json:"brokerId"`
-	ConsumeBroadcastEnable         bool              `json:"consumeBroadcastEnable"`
-	ConsumeEnable                  bool              `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool              `json:"consumeFromMinEnable"`
-	ConsumeMessageOrderly          bool              `json:"consumeMessageOrderly"`
-	ConsumeTimeoutMinute           int32             `json:"consumeTimeoutMinute"`
-	GroupName                      string            `json:"groupName"`
-	GroupRetryPolicy               json.RawMessage   `json:"groupRetryPolicy,omitempty"`
-	GroupSysFlag                   int32             `json:"groupSysFlag"`
-	NotifyConsumerIdsChangedEnable bool              `json:"notifyConsumerIdsChangedEnable"`
-	RetryMaxTimes                  int32             `json:"retryMaxTimes"`
-	RetryQueueNums                 int32             `json:"retryQueueNums"`
-	SubscriptionDataSet            json.RawMessage   `json:"subscriptionDataSet,omitempty"`
-	WhichBrokerWhenConsumeSlowly   int64             `json:"whichBrokerWhenConsumeSlowly"`
-}
-
-// DefaultSubscriptionGroupConfig is a new group's config with Java's
-// defaults: consume, consume from min and broadcast enabled, one retry
-// queue, 16 retries, master reads, slave 1 when slow, notifications on,
-// a 15-minute consume timeout and the CUSTOMIZED retry policy.
-func DefaultSubscriptionGroupConfig(name string) SubscriptionGroupConfig {
-	return SubscriptionGroupConfig{
-		Attributes: map[string]string{}, ConsumeBroadcastEnable: true, ConsumeEnable: true, ConsumeFromMinEnable: true,
-		ConsumeTimeoutMinute: 15, GroupName: name, GroupRetryPolicy: json.RawMessage(`{"type":"CUSTOMIZED"}`),
-		NotifyConsumerIdsChangedEnable: true, RetryMaxTimes: 16, RetryQueueNums: 1, WhichBrokerWhenConsumeSlowly: 1,
-	}
-}
-
 // DecodeSubscriptionGroupConfig parses an UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
 // body: fields it leaves out keep their defaults, as fastjson fills a new
 // Java object.
-func DecodeSubscriptionGroupConfig(body []byte) (SubscriptionGroupConfig, error) {
-	c := DefaultSubscriptionGroupConfig("")
+func DecodeSubscriptionGroupConfig(body []byte) (protocol.SubscriptionGroupConfig, error) {
+	c := protocol.DefaultSubscriptionGroupConfig("")
 	if err := json.Unmarshal(body, &c); err != nil {
 		return c, fmt.Errorf("broker: subscription group config: %w", err)
 	}
@@ -69,14 +36,6 @@ func DecodeSubscriptionGroupConfig(body []byte) (SubscriptionGroupConfig, error)
 		c.Attributes = map[string]string{}
 	}
 	return c, nil
-}
-
-// SubscriptionGroupWrapper is the GET_ALL_SUBSCRIPTIONGROUP_CONFIG body and
-// the subscriptionGroup.json content.
-type SubscriptionGroupWrapper struct {
-	DataVersion            namesrv.DataVersion                `json:"dataVersion"`
-	ForbiddenTable         map[string]map[string]int32        `json:"forbiddenTable"`
-	SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
 }
 
 // groupNamePattern is the 5.x rule for group names (TopicValidator /
@@ -111,22 +70,22 @@ type subGroupTable struct {
 	saveMu sync.Mutex // held across a change and its write
 	mu     struct {
 		sync.RWMutex
-		table     map[string]SubscriptionGroupConfig
+		table     map[string]protocol.SubscriptionGroupConfig
 		forbidden map[string]map[string]int32
-		version   namesrv.DataVersion
+		version   protocol.DataVersion
 	}
 }
 
 // loadSubGroupTable builds the table from a file's content (nil: empty).
 func loadSubGroupTable(content []byte, save func([]byte) error) (*subGroupTable, error) {
 	t := &subGroupTable{save: save}
-	t.mu.table = map[string]SubscriptionGroupConfig{}
+	t.mu.table = map[string]protocol.SubscriptionGroupConfig{}
 	t.mu.forbidden = map[string]map[string]int32{}
-	t.mu.version = namesrv.DataVersion{Timestamp: time.Now().UnixMilli()}
+	t.mu.version = protocol.DataVersion{Timestamp: time.Now().UnixMilli()}
 	if len(content) == 0 {
 		return t, nil
 	}
-	var w SubscriptionGroupWrapper
+	var w protocol.SubscriptionGroupWrapper
 	if err := json.Unmarshal(content, &w); err != nil {
 		return nil, fmt.Errorf("broker: %s: %w", SubscriptionGroupFile, err)
 	}
@@ -146,7 +105,7 @@ func loadSubGroupTable(content []byte, save func([]byte) error) (*subGroupTable,
 	return t, nil
 }
 
-func (t *subGroupTable) get(name string) (SubscriptionGroupConfig, bool) {
+func (t *subGroupTable) get(name string) (protocol.SubscriptionGroupConfig, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	c, ok := t.mu.table[name]
@@ -154,7 +113,7 @@ func (t *subGroupTable) get(name string) (SubscriptionGroupConfig, bool) {
 }
 
 // put stores c (creating or replacing its group) and persists the table.
-func (t *subGroupTable) put(c SubscriptionGroupConfig) error {
+func (t *subGroupTable) put(c protocol.SubscriptionGroupConfig) error {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	t.mu.Lock()
@@ -177,7 +136,7 @@ func (t *subGroupTable) put(c SubscriptionGroupConfig) error {
 
 // createIfAbsent stores DefaultSubscriptionGroupConfig(name) unless the
 // group exists, and returns the config in force.
-func (t *subGroupTable) createIfAbsent(name string) (SubscriptionGroupConfig, error) {
+func (t *subGroupTable) createIfAbsent(name string) (protocol.SubscriptionGroupConfig, error) {
 	if c, ok := t.get(name); ok {
 		return c, nil
 	}
@@ -186,7 +145,7 @@ func (t *subGroupTable) createIfAbsent(name string) (SubscriptionGroupConfig, er
 	if c, ok := t.get(name); ok {
 		return c, nil
 	}
-	c := DefaultSubscriptionGroupConfig(name)
+	c := protocol.DefaultSubscriptionGroupConfig(name)
 	t.mu.Lock()
 	t.mu.table[name] = c
 	t.bumpLocked()
@@ -226,7 +185,7 @@ func (t *subGroupTable) delete(name string) (bool, error) {
 
 // replace makes the table a copy of w (a slave taking its master's table),
 // unless it already has w's DataVersion, and persists it.
-func (t *subGroupTable) replace(w SubscriptionGroupWrapper) error {
+func (t *subGroupTable) replace(w protocol.SubscriptionGroupWrapper) error {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	t.mu.Lock()
@@ -234,7 +193,7 @@ func (t *subGroupTable) replace(w SubscriptionGroupWrapper) error {
 		t.mu.Unlock()
 		return nil
 	}
-	t.mu.table = map[string]SubscriptionGroupConfig{}
+	t.mu.table = map[string]protocol.SubscriptionGroupConfig{}
 	for name, c := range w.SubscriptionGroupTable {
 		if c.GroupName == "" {
 			c.GroupName = name
@@ -261,10 +220,10 @@ func (t *subGroupTable) names() []string {
 }
 
 // wrapper returns a copy of the table with its version.
-func (t *subGroupTable) wrapper() SubscriptionGroupWrapper {
+func (t *subGroupTable) wrapper() protocol.SubscriptionGroupWrapper {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	w := SubscriptionGroupWrapper{
+	w := protocol.SubscriptionGroupWrapper{
 		DataVersion:            t.mu.version,
 		ForbiddenTable:         make(map[string]map[string]int32, len(t.mu.forbidden)),
 		SubscriptionGroupTable: maps.Clone(t.mu.table),

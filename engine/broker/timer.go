@@ -6,14 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
-
-// TimerTopic is RocketMQ 5's timer system topic (TimerMessageStore.TIMER_TOPIC):
-// queue 0 holds every timer message until it is due, queue 1 the timer
-// service's checkpoints (timer_checkpoint.go).
-const TimerTopic = "rmq_sys_wheel_timer"
 
 // Timer message properties (MessageConst). A producer sets one of
 // TIMER_DELIVER_MS (absolute, ms since the epoch), TIMER_DELAY_SEC or
@@ -77,13 +73,13 @@ func isTimerMessage(props string) bool {
 // time rounded up: never early, at most one precision late. A due time not
 // in the future is stored in its topic at once.
 func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
-	if m.Topic == TimerTopic {
+	if m.Topic == protocol.TimerTopic {
 		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	if !isTimerMessage(m.Properties) {
 		return nil
 	}
-	if m.Topic == ScheduleTopic {
+	if m.Topic == protocol.ScheduleTopic {
 		m.Properties = removeProperties(m.Properties, PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
 		return nil
 	}
@@ -116,7 +112,7 @@ func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
 	props = record.AppendProperty(props, record.PropertyRealTopic, m.Topic)
 	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
 	m.Properties = string(props)
-	m.Topic, m.QueueID = TimerTopic, timerMessageQueue
+	m.Topic, m.QueueID = protocol.TimerTopic, timerMessageQueue
 	return nil
 }
 
@@ -125,7 +121,7 @@ func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
 // batches are stored as one unit and cannot be timed per item (Java ignores
 // the properties and delivers at once; refusing is never early).
 func refuseTimerInBatch(m *record.Message) *remoting.Command {
-	if m.Topic == TimerTopic {
+	if m.Topic == protocol.TimerTopic {
 		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	if isTimerMessage(m.Properties) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -81,10 +82,10 @@ func decodeTimerCheckpoint(body []byte) (timerCheckpoint, error) {
 // (looking back over a few in case the newest is damaged), or ok false.
 func (s *timerService) readCheckpoint() (timerCheckpoint, bool) {
 	st := s.b.store
-	minOff := st.MinOffset(TimerTopic, timerCheckpointQueue)
-	maxOff := st.MaxOffset(TimerTopic, timerCheckpointQueue)
+	minOff := st.MinOffset(protocol.TimerTopic, timerCheckpointQueue)
+	maxOff := st.MaxOffset(protocol.TimerTopic, timerCheckpointQueue)
 	for off := maxOff - 1; off >= minOff && off >= 0 && off >= maxOff-16; off-- {
-		res := st.Get(TimerTopic, TimerTopic, timerCheckpointQueue, off, 1, nil)
+		res := st.Get(protocol.TimerTopic, protocol.TimerTopic, timerCheckpointQueue, off, 1, nil)
 		if res.Status != GetFound {
 			continue
 		}

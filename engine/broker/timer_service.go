@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -93,7 +94,7 @@ const (
 	timerScanBatch         = 64
 	timerRetryWait         = 100 * time.Millisecond
 	timerCheckpointRefresh = time.Hour
-	timerReadGroup         = TimerTopic // the group the service reads as (store statistics)
+	timerReadGroup         = protocol.TimerTopic // the group the service reads as (store statistics)
 )
 
 // timerEntry is a loaded message: its slot and its offset in queue 0.
@@ -201,11 +202,11 @@ func (s *timerService) recover() {
 	st := s.b.store
 	ck, ok := s.readCheckpoint()
 	if !ok {
-		ck = emptyTimerCheckpoint(st.MinOffset(TimerTopic, timerMessageQueue))
+		ck = emptyTimerCheckpoint(st.MinOffset(protocol.TimerTopic, timerMessageQueue))
 	}
 	s.written, s.wroteAt = ck, time.Now()
 	s.last = timerEntry{ck.DeliveredDueMS, ck.DeliveredOffset}
-	s.scanned = max(ck.LowOffset, st.MinOffset(TimerTopic, timerMessageQueue))
+	s.scanned = max(ck.LowOffset, st.MinOffset(protocol.TimerTopic, timerMessageQueue))
 	s.scannedStat.Store(s.scanned)
 	s.wend = nowMS() + s.window()
 	s.far = newFarIndex(s.window() / 2)
@@ -293,7 +294,7 @@ func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
 		if !tail {
 			n = int(min(int64(n), end-off))
 		}
-		res := st.Get(timerReadGroup, TimerTopic, timerMessageQueue, off, n, nil)
+		res := st.Get(timerReadGroup, protocol.TimerTopic, timerMessageQueue, off, n, nil)
 		switch res.Status {
 		case GetFound:
 		case GetOffsetTooSmall, GetOffsetOverflowBadly, GetNoMatchedMessage, GetMessageWasRemoving, GetOffsetFoundNull:
@@ -419,7 +420,7 @@ func (s *timerService) deliverDue() bool {
 // "retry later".
 func (s *timerService) deliver(e timerEntry) bool {
 	b := s.b
-	res := b.store.Get(timerReadGroup, TimerTopic, timerMessageQueue, e.off, 1, nil)
+	res := b.store.Get(timerReadGroup, protocol.TimerTopic, timerMessageQueue, e.off, 1, nil)
 	switch {
 	case res.Status == GetFound:
 	case res.Status == GetOffsetTooSmall:
@@ -475,7 +476,7 @@ func (s *timerService) checkpoint(final bool) {
 		panic(err) // a struct of integers always marshals
 	}
 	m := &record.Message{
-		Topic: TimerTopic, QueueID: timerCheckpointQueue, Body: body,
+		Topic: protocol.TimerTopic, QueueID: timerCheckpointQueue, Body: body,
 		BornTimestamp: c.WrittenMS, BornHost: s.b.storeHost, StoreHost: s.b.storeHost,
 	}
 	res, err := s.b.store.Put(s.b.ctx, m)

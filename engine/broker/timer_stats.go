@@ -3,6 +3,8 @@ package broker
 import (
 	"strconv"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // TimerStats is a snapshot of the timer service (the timer rows of
@@ -35,7 +37,7 @@ func (b *Broker) TimerStats() TimerStats {
 	st := TimerStats{Enabled: true, Pending: s.pending.Load(), Loaded: s.loaded.Load(), Delivered: s.delivered.Load(),
 		RescanRecords: s.rescanRecords.Load()}
 	if b.store != nil {
-		st.OffsetBehind = max(0, b.store.MaxOffset(TimerTopic, timerMessageQueue)-s.scannedStat.Load())
+		st.OffsetBehind = max(0, b.store.MaxOffset(protocol.TimerTopic, timerMessageQueue)-s.scannedStat.Load())
 	}
 	return st
 }

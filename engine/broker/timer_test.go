@@ -11,6 +11,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -92,7 +93,7 @@ func TestTimerDueNowGoesStraightToTopic(t *testing.T) {
 	if got := e.maxOffset("T", 1); got != 3 {
 		t.Fatalf("T:1 has %d messages right after the sends, want 3", got)
 	}
-	if got := e.maxOffset(broker.TimerTopic, 0); got != 0 {
+	if got := e.maxOffset(protocol.TimerTopic, 0); got != 0 {
 		t.Fatalf("timer queue holds %d messages, want 0", got)
 	}
 }
@@ -112,7 +113,7 @@ func TestTimerDeliveredWhenDueNotBefore(t *testing.T) {
 	if e.maxOffset("T", 0)+e.maxOffset("T", 1) != 0 {
 		t.Fatal("a timer message is visible in its topic at once")
 	}
-	eventually(t, "timer messages parked", func() bool { return e.maxOffset(broker.TimerTopic, 0) == 3 })
+	eventually(t, "timer messages parked", func() bool { return e.maxOffset(protocol.TimerTopic, 0) == 3 })
 
 	// Nothing is visible before its due time; everything is after it.
 	eventually(t, "delay-ms delivered", func() bool { return e.maxOffset("T", 0) >= 1 })
@@ -198,7 +199,7 @@ func TestTimerRefusals(t *testing.T) {
 			remoting.RespMessageIllegal, "max delay 60000ms"},
 		{"not a number", nil, "T", props(broker.PropertyTimerDelayMS, "soon"), remoting.RespMessageIllegal, "TIMER_DELAY_MS \"soon\""},
 		{"delete marker", nil, "T", props(broker.PropertyTimerDelaySec, "5", broker.PropertyTimerDelUniq, "x"), remoting.RespMessageIllegal, "not supported"},
-		{"timer topic", nil, broker.TimerTopic, "", remoting.RespNoPermission, "forbidden"},
+		{"timer topic", nil, protocol.TimerTopic, "", remoting.RespNoPermission, "forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEnv(t, func(c *broker.Config) {
@@ -214,7 +215,7 @@ func TestTimerRefusals(t *testing.T) {
 				t.Fatalf("remark %q does not say %q", resp.Remark, tc.remark)
 			}
 			time.Sleep(300 * time.Millisecond) // anything parked would be due by now
-			if n, m := e.maxOffset("T", 0), e.maxOffset(broker.TimerTopic, 0); n != 0 || m != 0 {
+			if n, m := e.maxOffset("T", 0), e.maxOffset(protocol.TimerTopic, 0); n != 0 || m != 0 {
 				t.Fatalf("refused message stored: topic %d, timer queue %d", n, m)
 			}
 		})
@@ -233,17 +234,17 @@ func TestTimerBatchRefusedAndDelayLevelWins(t *testing.T) {
 	if e.maxOffset("T", 0) != 0 {
 		t.Fatal("a refused batch was stored")
 	}
-	h.Topic = broker.TimerTopic
+	h.Topic = protocol.TimerTopic
 	plain := record.AppendBatchItem(nil, record.BatchItem{Body: []byte("x")})
 	wantCode(t, "batch to the timer topic", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), plain), remoting.RespNoPermission)
-	if e.maxOffset(broker.TimerTopic, 0) != 0 {
+	if e.maxOffset(protocol.TimerTopic, 0) != 0 {
 		t.Fatal("a batch sent to the timer topic was stored")
 	}
 
 	// DELAY (level 1, 20 ms here) wins over TIMER_DELAY_SEC, as in Java.
 	e.mustSend("T", 0, "leveled", props(record.PropertyDelayTimeLevel, "1", broker.PropertyTimerDelaySec, "60"))
 	eventually(t, "delay-level delivery", func() bool { return e.maxOffset("T", 0) == 1 })
-	if e.maxOffset(broker.TimerTopic, 0) != 0 {
+	if e.maxOffset(protocol.TimerTopic, 0) != 0 {
 		t.Fatal("a delay-level message went to the timer")
 	}
 	if r := e.onlyRecord("T"); recProp(r, broker.PropertyTimerDelaySec) != "" {

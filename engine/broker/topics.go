@@ -6,25 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
-
-// System topics the broker knows.
-const (
-	// DefaultTopic is the template of auto-created topics (TBW102).
-	DefaultTopic = "TBW102"
-	// ScheduleTopic holds delayed messages, one queue per delay level, as
-	// in RocketMQ. Clients may not send to it (NO_PERMISSION); the broker's
-	// own writes pass because the store checks record.ValidateStored.
-	ScheduleTopic = "SCHEDULE_TOPIC_XXXX"
-)
-
-// RetryTopic is the retry topic of a consumer group.
-func RetryTopic(group string) string { return record.RetryTopicPrefix + group }
-
-// DLQTopic is the dead-letter topic of a consumer group.
-func DLQTopic(group string) string { return record.DLQTopicPrefix + group }
 
 // topicTable is the broker's topic configs (TopicConfigManager) with the
 // DataVersion the name servers compare. Safe for concurrent use; every change
@@ -38,9 +22,9 @@ type topicTable struct {
 
 	mu struct {
 		sync.RWMutex
-		configs map[string]namesrv.TopicConfig
+		configs map[string]protocol.TopicConfig
 		changed map[string]int64 // topic → DataVersion counter of its last change
-		version namesrv.DataVersion
+		version protocol.DataVersion
 	}
 }
 
@@ -48,14 +32,14 @@ func newTopicTable(store MessageStore, onChange func()) *topicTable {
 	t := &topicTable{store: store, onChange: onChange}
 	t.mu.configs = store.TopicConfigs()
 	if t.mu.configs == nil {
-		t.mu.configs = make(map[string]namesrv.TopicConfig)
+		t.mu.configs = make(map[string]protocol.TopicConfig)
 	}
 	t.mu.changed = make(map[string]int64)
-	t.mu.version = namesrv.DataVersion{Timestamp: time.Now().UnixMilli()}
+	t.mu.version = protocol.DataVersion{Timestamp: time.Now().UnixMilli()}
 	return t
 }
 
-func (t *topicTable) get(topic string) (namesrv.TopicConfig, bool) {
+func (t *topicTable) get(topic string) (protocol.TopicConfig, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	tc, ok := t.mu.configs[topic]
@@ -64,7 +48,7 @@ func (t *topicTable) get(topic string) (namesrv.TopicConfig, bool) {
 
 // getVersioned is get plus the DataVersion counter of the topic's last
 // change (0 for topics unchanged since the table was loaded).
-func (t *topicTable) getVersioned(topic string) (namesrv.TopicConfig, int64, bool) {
+func (t *topicTable) getVersioned(topic string) (protocol.TopicConfig, int64, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	tc, ok := t.mu.configs[topic]
@@ -74,7 +58,7 @@ func (t *topicTable) getVersioned(topic string) (namesrv.TopicConfig, int64, boo
 // put stores tc, replacing any config of the same name, and returns the
 // DataVersion counter of the topic's last change (this one, or the earlier
 // one when tc changes nothing).
-func (t *topicTable) put(tc namesrv.TopicConfig) (int64, error) {
+func (t *topicTable) put(tc protocol.TopicConfig) (int64, error) {
 	if tc.Attributes == nil {
 		tc.Attributes = map[string]string{}
 	}
@@ -102,7 +86,7 @@ func (t *topicTable) put(tc namesrv.TopicConfig) (int64, error) {
 // createIfAbsent stores tc unless a config of that name exists, and returns
 // the config in force, whether it was created now, and the DataVersion
 // counter of the topic's last change.
-func (t *topicTable) createIfAbsent(tc namesrv.TopicConfig) (namesrv.TopicConfig, bool, int64, error) {
+func (t *topicTable) createIfAbsent(tc protocol.TopicConfig) (protocol.TopicConfig, bool, int64, error) {
 	if cur, ver, ok := t.getVersioned(tc.TopicName); ok {
 		return cur, false, ver, nil
 	}
@@ -120,7 +104,7 @@ func (t *topicTable) createIfAbsent(tc namesrv.TopicConfig) (namesrv.TopicConfig
 	}
 	if err := t.store.UpdateTopicConfig(tc); err != nil {
 		t.mu.Unlock()
-		return namesrv.TopicConfig{}, false, 0, err
+		return protocol.TopicConfig{}, false, 0, err
 	}
 	t.mu.configs[tc.TopicName] = tc
 	ver := t.bumpLocked(tc.TopicName)
@@ -160,22 +144,22 @@ func (t *topicTable) bumpLocked(topic string) int64 {
 
 // wrapper returns a copy of the table with its version (GET_ALL_TOPIC_CONFIG
 // and REGISTER_BROKER).
-func (t *topicTable) wrapper() namesrv.TopicConfigSerializeWrapper {
+func (t *topicTable) wrapper() protocol.TopicConfigSerializeWrapper {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return namesrv.TopicConfigSerializeWrapper{
+	return protocol.TopicConfigSerializeWrapper{
 		DataVersion:      t.mu.version,
 		TopicConfigTable: maps.Clone(t.mu.configs),
 	}
 }
 
-func (t *topicTable) dataVersion() namesrv.DataVersion {
+func (t *topicTable) dataVersion() protocol.DataVersion {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.mu.version
 }
 
-func sameTopicConfig(a, b namesrv.TopicConfig) bool {
+func sameTopicConfig(a, b protocol.TopicConfig) bool {
 	return a.TopicName == b.TopicName && a.Perm == b.Perm && a.ReadQueueNums == b.ReadQueueNums &&
 		a.WriteQueueNums == b.WriteQueueNums && a.TopicSysFlag == b.TopicSysFlag && a.Order == b.Order &&
 		a.TopicFilterType == b.TopicFilterType && maps.Equal(a.Attributes, b.Attributes)
@@ -185,6 +169,6 @@ func isRetryTopic(topic string) bool { return strings.HasPrefix(topic, record.Re
 
 func isDLQTopic(topic string) bool { return strings.HasPrefix(topic, record.DLQTopicPrefix) }
 
-func readable(tc namesrv.TopicConfig) bool { return tc.Perm&namesrv.PermRead != 0 }
+func readable(tc protocol.TopicConfig) bool { return tc.Perm&protocol.PermRead != 0 }
 
-func writable(tc namesrv.TopicConfig) bool { return tc.Perm&namesrv.PermWrite != 0 }
+func writable(tc protocol.TopicConfig) bool { return tc.Perm&protocol.PermWrite != 0 }

@@ -57,17 +57,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// Transaction topics, group and properties (TopicValidator, MixAll,
-// MessageConst, TransactionalMessageUtil).
+// Transaction group and properties (MixAll, MessageConst,
+// TransactionalMessageUtil); the topics are protocol.TransHalfTopic and friends.
 const (
-	TransHalfTopic         = "RMQ_SYS_TRANS_HALF_TOPIC"
-	TransOpHalfTopic       = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	TransCheckMaxTimeTopic = "TRANS_CHECK_MAX_TIME_TOPIC"
 	// TransGroup is the consumer group under which the check service's
 	// progress through the half and op queues is stored.
 	TransGroup = "CID_RMQ_SYS_TRANS"
@@ -269,7 +266,7 @@ func (b *Broker) applyTransaction(m *record.Message) *remoting.Command {
 	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
 	m.Properties = string(props)
 	m.SysFlag = m.SysFlag&^record.TransactionMask | record.TransactionNot
-	m.Topic, m.QueueID = TransHalfTopic, 0
+	m.Topic, m.QueueID = protocol.TransHalfTopic, 0
 	return nil
 }
 
@@ -279,8 +276,8 @@ func (b *Broker) ensureTxnTopics() *remoting.Command {
 	if b.txn.topics.Load() {
 		return nil
 	}
-	for _, topic := range []string{TransHalfTopic, TransOpHalfTopic} {
-		if _, _, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1)); err != nil {
+	for _, topic := range []string{protocol.TransHalfTopic, protocol.TransOpHalfTopic} {
+		if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
 			return responsef(remoting.RespSystemError, "create topic %s: %v", topic, err)
 		}
 	}
@@ -390,7 +387,7 @@ func (b *Broker) preparedMessage(h endTxnHeader) (record.Record, *remoting.Comma
 		return record.Record{}, remoting.NewResponse(remoting.RespSystemError, "Find prepared transaction message failed")
 	}
 	rec, err := record.Decode(raw, false)
-	if err != nil || string(rec.Topic) != TransHalfTopic {
+	if err != nil || string(rec.Topic) != protocol.TransHalfTopic {
 		return rec, remoting.NewResponse(remoting.RespSystemError, "Find prepared transaction message failed")
 	}
 	if pg, _ := rec.Property(record.PropertyProducerGroup); string(pg) != h.producerGroup {
@@ -478,7 +475,7 @@ func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
 	props = record.AppendProperty(props, record.PropertyUniqKey, record.NewUniqID())
 	props = record.AppendProperty(props, record.PropertyWaitStoreMsgOK, "false")
 	m := &record.Message{
-		Topic: TransOpHalfTopic, Body: []byte(body), Properties: string(props),
+		Topic: protocol.TransOpHalfTopic, Body: []byte(body), Properties: string(props),
 		BornTimestamp: time.Now().UnixMilli(), BornHost: b.storeHost, StoreHost: b.storeHost,
 	}
 	res, err := b.store.Put(ctx, m)

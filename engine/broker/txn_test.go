@@ -10,6 +10,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -124,7 +125,7 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 		t.Fatalf("real topic holds %d messages before the commit", n)
 	}
 	wantCode(t, "pull before commit", e.pull("g", "T", 0, 0, 32), remoting.RespPullNotFound)
-	half := e.onlyRecord(broker.TransHalfTopic)
+	half := e.onlyRecord(protocol.TransHalfTopic)
 	if prop(half, record.PropertyRealTopic) != "T" || prop(half, record.PropertyRealQueueID) != "0" ||
 		prop(half, broker.PropertyTransactionID) != h.uniq || record.TransactionType(half.SysFlag) != record.TransactionNot ||
 		half.PhysicalOffset != h.physOffset || half.QueueOffset != h.queueOffset {
@@ -148,7 +149,7 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 		record.TransactionType(got.SysFlag) != record.TransactionCommit || got.PreparedTransactionOffset != h.physOffset {
 		t.Fatalf("committed record %+v props %q", got, got.Properties)
 	}
-	op := e.onlyRecord(broker.TransOpHalfTopic)
+	op := e.onlyRecord(protocol.TransOpHalfTopic)
 	if string(op.Body) != strconv.FormatInt(h.queueOffset, 10) || prop(op, record.PropertyTags) != "d" {
 		t.Fatalf("op record body %q tags %q", op.Body, prop(op, record.PropertyTags))
 	}
@@ -161,7 +162,7 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 	}
 	// The check service passes the resolved half.
 	eventually(t, "the half offset to advance", func() bool {
-		off, ok := e.store.ConsumerOffset(broker.TransGroup, broker.TransHalfTopic, 0)
+		off, ok := e.store.ConsumerOffset(broker.TransGroup, protocol.TransHalfTopic, 0)
 		return ok && off == 1
 	})
 }
@@ -172,12 +173,12 @@ func TestTxnRollbackNeverVisibleNorChecked(t *testing.T) {
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "never")
 	wantCode(t, "rollback", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionRollback, false, h.uniq), nil), remoting.RespSuccess)
-	if op := e.onlyRecord(broker.TransOpHalfTopic); string(op.Body) != "0" {
+	if op := e.onlyRecord(protocol.TransOpHalfTopic); string(op.Body) != "0" {
 		t.Fatalf("op record %q", op.Body)
 	}
 	eventually(t, "the scan to pass the half and its op record", func() bool {
-		half, ok1 := e.store.ConsumerOffset(broker.TransGroup, broker.TransHalfTopic, 0)
-		op, ok2 := e.store.ConsumerOffset(broker.TransGroup, broker.TransOpHalfTopic, 0)
+		half, ok1 := e.store.ConsumerOffset(broker.TransGroup, protocol.TransHalfTopic, 0)
+		op, ok2 := e.store.ConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0)
 		return ok1 && ok2 && half == 1 && op == 1
 	})
 	if req := e.nextCheck(200 * time.Millisecond); req != nil {
@@ -255,12 +256,12 @@ func TestTxnDiscardedAfterMaxChecks(t *testing.T) {
 			t.Fatalf("check %d: times %q (%v)", i, prop(msg, broker.PropertyTransactionCheckTimes), err)
 		}
 	}
-	eventually(t, "the discard", func() bool { return e.maxOffset(broker.TransCheckMaxTimeTopic, 0) == 1 })
+	eventually(t, "the discard", func() bool { return e.maxOffset(protocol.TransCheckMaxTimeTopic, 0) == 1 })
 	e.drainChecks()
 	if req := e.nextCheck(300 * time.Millisecond); req != nil {
 		t.Fatalf("checked after the max: %v", req.ExtFields)
 	}
-	d := e.onlyRecord(broker.TransCheckMaxTimeTopic)
+	d := e.onlyRecord(protocol.TransCheckMaxTimeTopic)
 	if string(d.Body) != "stuck" || prop(d, record.PropertyUniqKey) != h.uniq || prop(d, record.PropertyRealTopic) != "T" {
 		t.Fatalf("discarded %+v props %q", d, d.Properties)
 	}
@@ -274,8 +275,8 @@ func TestTxnNoProducerOnlineStillCounts(t *testing.T) {
 	e := startEnv(t, txnConfig(20*time.Millisecond, 0, 2))
 	e.createTopic("T", 1)
 	e.sendHalf("T", "orphan")
-	eventually(t, "the discard", func() bool { return e.maxOffset(broker.TransCheckMaxTimeTopic, 0) == 1 })
-	if n := e.maxOffset(broker.TransHalfTopic, 0); n != 3 { // the half and two copies
+	eventually(t, "the discard", func() bool { return e.maxOffset(protocol.TransCheckMaxTimeTopic, 0) == 1 })
+	if n := e.maxOffset(protocol.TransHalfTopic, 0); n != 3 { // the half and two copies
 		t.Fatalf("half queue holds %d", n)
 	}
 }
@@ -365,7 +366,7 @@ func TestTxnBatchWithTransactionBitsRefused(t *testing.T) {
 	h.Batch = true
 	h.SysFlag = record.TransactionPrepared
 	wantCode(t, "prepared batch", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), batch), remoting.RespMessageIllegal)
-	if e.maxOffset("T", 0) != 0 || e.maxOffset(broker.TransHalfTopic, 0) != 0 {
+	if e.maxOffset("T", 0) != 0 || e.maxOffset(protocol.TransHalfTopic, 0) != 0 {
 		t.Fatal("a refused batch was stored")
 	}
 }
@@ -429,7 +430,7 @@ func TestTxnFailedCommitStaysPending(t *testing.T) {
 		return broker.PutOK, nil
 	})
 	wantCode(t, "failed commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespServiceNotAvailable)
-	if e.maxOffset(broker.TransOpHalfTopic, 0) != 0 {
+	if e.maxOffset(protocol.TransOpHalfTopic, 0) != 0 {
 		t.Fatal("an op record was written for a commit that failed")
 	}
 	e.store.SetPutHook(nil)
@@ -453,13 +454,13 @@ func TestTxnOpRecordFailureStillEndsTheTransaction(t *testing.T) {
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "no-op-record")
 	e.store.SetPutHook(func(_ context.Context, m *record.Message) (broker.PutStatus, error) {
-		if m.Topic == broker.TransOpHalfTopic {
+		if m.Topic == protocol.TransOpHalfTopic {
 			return broker.PutServiceNotAvailable, nil
 		}
 		return broker.PutOK, nil
 	})
 	wantCode(t, "commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
-	if e.maxOffset(broker.TransOpHalfTopic, 0) != 0 || e.maxOffset("T", 0) != 1 {
+	if e.maxOffset(protocol.TransOpHalfTopic, 0) != 0 || e.maxOffset("T", 0) != 1 {
 		t.Fatal("want the message committed and no op record")
 	}
 	// This run remembers it: not checked, not committed twice.
@@ -476,8 +477,8 @@ func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
 	// As after a crash that lost the queues' tails while their progress
 	// was persisted: the scan goes back to the queues' ends.
 	e := startEnv(t, txnConfig(30*time.Millisecond, 100*time.Millisecond, 15))
-	e.store.CommitConsumerOffset(broker.TransGroup, broker.TransHalfTopic, 0, 100)
-	e.store.CommitConsumerOffset(broker.TransGroup, broker.TransOpHalfTopic, 0, 50)
+	e.store.CommitConsumerOffset(broker.TransGroup, protocol.TransHalfTopic, 0, 100)
+	e.store.CommitConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0, 50)
 	e.createTopic("T", 1)
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "after-crash")
@@ -492,7 +493,7 @@ func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
 	clo, _ := req.ExtFields.Int64("commitLogOffset")
 	wantCode(t, "checked commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), remoting.RespSuccess)
 	eventually(t, "the op progress to come back", func() bool {
-		op, ok := e.store.ConsumerOffset(broker.TransGroup, broker.TransOpHalfTopic, 0)
+		op, ok := e.store.ConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0)
 		return ok && op <= 1
 	})
 	if got := e.onlyRecord("T"); string(got.Body) != "after-crash" {
@@ -525,5 +526,5 @@ func TestTxnCheckKnobsChangeAtRunTime(t *testing.T) {
 		t.Fatalf("no check after the update: %v", req)
 	}
 	// One check is the maximum now: the next scan discards it.
-	eventually(t, "the discard after one check", func() bool { return e.maxOffset(broker.TransCheckMaxTimeTopic, 0) == 1 })
+	eventually(t, "the discard after one check", func() bool { return e.maxOffset(protocol.TransCheckMaxTimeTopic, 0) == 1 })
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -73,7 +73,7 @@ func (c *txnChecker) stopping() bool {
 func (c *txnChecker) readOps() {
 	b := c.b
 	for !c.stopping() {
-		res := b.store.Get(TransGroup, TransOpHalfTopic, 0, c.opNext, 32, nil)
+		res := b.store.Get(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext, 32, nil)
 		if res.Status != GetFound {
 			switch {
 			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetTooSmall:
@@ -91,7 +91,7 @@ func (c *txnChecker) readOps() {
 					}
 				}
 				c.opNext = res.NextBeginOffset
-				b.store.CommitConsumerOffset(TransGroup, TransOpHalfTopic, 0, c.opNext)
+				b.store.CommitConsumerOffset(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext)
 				return
 			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetFoundNull:
 				b.log.Error("unreadable transaction op record skipped", "offset", c.opNext)
@@ -135,7 +135,7 @@ func (c *txnChecker) scan() {
 	b := c.b
 	start := time.Now()
 	timeout := b.txn.checkTimeout()
-	halfOffset, opOffset := c.offset(TransHalfTopic), c.offset(TransOpHalfTopic)
+	halfOffset, opOffset := c.offset(protocol.TransHalfTopic), c.offset(protocol.TransOpHalfTopic)
 	if !c.loaded || c.opNext < opOffset {
 		c.opNext, c.loaded = opOffset, true
 	}
@@ -143,7 +143,7 @@ func (c *txnChecker) scan() {
 
 	i := halfOffset
 	for !c.stopping() && time.Since(start) < txnScanLimit {
-		res := b.store.Get(TransGroup, TransHalfTopic, 0, i, 1, nil)
+		res := b.store.Get(TransGroup, protocol.TransHalfTopic, 0, i, 1, nil)
 		if res.Status != GetFound || len(res.Buffer) == 0 {
 			moved := res.NextBeginOffset > i && (res.Status == GetOffsetTooSmall || res.Status == GetOffsetFoundNull) ||
 				res.NextBeginOffset < i && res.Status == GetOffsetOverflowBadly // a crash lost the queue's tail
@@ -206,7 +206,7 @@ func (c *txnChecker) scan() {
 	}
 
 	if i != halfOffset {
-		b.store.CommitConsumerOffset(TransGroup, TransHalfTopic, 0, i)
+		b.store.CommitConsumerOffset(TransGroup, protocol.TransHalfTopic, 0, i)
 	}
 	newOp := opOffset
 	for newOp < c.opNext {
@@ -222,7 +222,7 @@ func (c *txnChecker) scan() {
 		newOp++
 	}
 	if newOp != opOffset {
-		b.store.CommitConsumerOffset(TransGroup, TransOpHalfTopic, 0, newOp)
+		b.store.CommitConsumerOffset(TransGroup, protocol.TransOpHalfTopic, 0, newOp)
 	}
 	b.txn.prune(i)
 	b.log.Debug("transaction check done", "halfOffset", i, "opOffset", newOp, "took", time.Since(start))
@@ -258,7 +258,7 @@ func (c *txnChecker) copyHalf(rec *record.Record, checks int, origin int64) (*re
 	}
 	props[PropertyTransactionPreparedQueueOffset] = strconv.FormatInt(origin, 10)
 	return &record.Message{
-		Topic: TransHalfTopic, QueueID: 0, Flag: rec.Flag,
+		Topic: protocol.TransHalfTopic, QueueID: 0, Flag: rec.Flag,
 		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
 		Body:    rec.Body, Properties: record.EncodeProperties(props),
 		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: c.b.storeHost,
@@ -311,7 +311,7 @@ func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 		return true
 	}
 	ext := remoting.ExtFields{"msgId": uniq, "transactionId": uniq, "offsetMsgId": record.OffsetMsgID(b.storeHost, physOff),
-		"topic": TransHalfTopic, "bname": b.cfg.BrokerName}
+		"topic": protocol.TransHalfTopic, "bname": b.cfg.BrokerName}
 	ext.SetInt64("tranStateTableOffset", res.QueueOffset)
 	ext.SetInt64("commitLogOffset", physOff)
 	req := remoting.NewRequest(remoting.ReqCheckTransactionState, ext)
@@ -328,18 +328,18 @@ func (c *txnChecker) discard(rec *record.Record) {
 	b := c.b
 	uniq, _ := rec.Property(record.PropertyUniqKey)
 	realTopic, _ := rec.Property(record.PropertyRealTopic)
-	b.log.Error("half message checked too many times, discarded to "+TransCheckMaxTimeTopic,
+	b.log.Error("half message checked too many times, discarded to "+protocol.TransCheckMaxTimeTopic,
 		"realTopic", string(realTopic), "uniqKey", string(uniq), "offset", rec.QueueOffset)
-	tc := namesrv.NewTopicConfig(TransCheckMaxTimeTopic, 1)
-	tc.Perm = namesrv.PermRead | namesrv.PermWrite
+	tc := protocol.NewTopicConfig(protocol.TransCheckMaxTimeTopic, 1)
+	tc.Perm = protocol.PermRead | protocol.PermWrite
 	if _, _, _, err := b.topics.createIfAbsent(tc); err != nil {
-		b.log.Error("create topic failed", "topic", TransCheckMaxTimeTopic, "err", err)
+		b.log.Error("create topic failed", "topic", protocol.TransCheckMaxTimeTopic, "err", err)
 		return
 	}
 	m := rec.Message()
-	m.Topic, m.QueueID = TransCheckMaxTimeTopic, 0
+	m.Topic, m.QueueID = protocol.TransCheckMaxTimeTopic, 0
 	m.SysFlag &^= record.FlagBornHostV6 | record.FlagStoreHostV6
 	if res, err := b.store.Put(b.ctx, &m); !res.Status.Stored() {
-		b.log.Error("discarded half message not stored", "topic", TransCheckMaxTimeTopic, "status", res.Status, "err", err)
+		b.log.Error("discarded half message not stored", "topic", protocol.TransCheckMaxTimeTopic, "status", res.Status, "err", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -26,9 +27,9 @@ func TestCountsAndObserver(t *testing.T) {
 	}
 	cl := newClient(t)
 	for _, r := range []RegisterBrokerRequest{
-		brokerReq("C1", "broker-a", "127.0.0.1:10911", MasterID, 1, NewTopicConfig("T1", 4), NewTopicConfig("T2", 4)),
-		brokerReq("C1", "broker-a", "127.0.0.1:10912", 1, 1, NewTopicConfig("T1", 4)),
-		brokerReq("C2", "broker-b", "127.0.0.1:10921", MasterID, 1, NewTopicConfig("T3", 2)),
+		brokerReq("C1", "broker-a", "127.0.0.1:10911", protocol.MasterID, 1, protocol.NewTopicConfig("T1", 4), protocol.NewTopicConfig("T2", 4)),
+		brokerReq("C1", "broker-a", "127.0.0.1:10912", 1, 1, protocol.NewTopicConfig("T1", 4)),
+		brokerReq("C2", "broker-b", "127.0.0.1:10921", protocol.MasterID, 1, protocol.NewTopicConfig("T3", 2)),
 	} {
 		if _, err := RegisterBroker(ctx(t), cl, ns.Addr(), r); err != nil {
 			t.Fatal(err)

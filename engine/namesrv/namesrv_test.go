@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -77,15 +78,15 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-func brokerReq(cluster, name, addr string, id int64, counter int64, topics ...TopicConfig) RegisterBrokerRequest {
-	table := make(map[string]TopicConfig)
+func brokerReq(cluster, name, addr string, id int64, counter int64, topics ...protocol.TopicConfig) RegisterBrokerRequest {
+	table := make(map[string]protocol.TopicConfig)
 	for _, tc := range topics {
 		table[tc.TopicName] = tc
 	}
 	return RegisterBrokerRequest{ClusterName: cluster, BrokerName: name, BrokerAddr: addr,
 		HAServerAddr: strings.Replace(addr, ":1", ":2", 1), BrokerID: id,
-		Body: RegisterBrokerBody{TopicConfigSerializeWrapper: TopicConfigSerializeWrapper{
-			DataVersion: DataVersion{Counter: counter, Timestamp: 1700000000000}, TopicConfigTable: table}}}
+		Body: protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
+			DataVersion: protocol.DataVersion{Counter: counter, Timestamp: 1700000000000}, TopicConfigTable: table}}}
 }
 
 // routeRaw sends GET_ROUTEINFO_BY_TOPIC with the given version and returns the reply.
@@ -130,7 +131,7 @@ func goClientBrokerAddrs(t *testing.T, body string) map[int64]string {
 func TestRegisterRouteUnregister(t *testing.T) {
 	ns := startNamesrv(t, nil)
 	c := newClient(t)
-	req := brokerReq("DefaultCluster", "broker-a", "127.0.0.1:10911", MasterID, 1, NewTopicConfig("TopicA", 8))
+	req := brokerReq("DefaultCluster", "broker-a", "127.0.0.1:10911", protocol.MasterID, 1, protocol.NewTopicConfig("TopicA", 8))
 	res, err := RegisterBroker(ctx(t), c, ns.Addr(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestRegisterRouteUnregister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rd.QueueDatas) != 1 || rd.QueueDatas[0] != (QueueData{BrokerName: "broker-a", Perm: 6, ReadQueueNums: 8, WriteQueueNums: 8}) ||
+	if len(rd.QueueDatas) != 1 || rd.QueueDatas[0] != (protocol.QueueData{BrokerName: "broker-a", Perm: 6, ReadQueueNums: 8, WriteQueueNums: 8}) ||
 		len(rd.BrokerDatas) != 1 || rd.BrokerDatas[0].MasterAddr() != "127.0.0.1:10911" {
 		t.Fatalf("route %+v", rd)
 	}
@@ -193,10 +194,10 @@ func TestRegisterRouteUnregister(t *testing.T) {
 func TestTwoBrokersOneCluster(t *testing.T) {
 	ns := startNamesrv(t, nil)
 	c := newClient(t)
-	topic := NewTopicConfig("Spanning", 4)
+	topic := protocol.NewTopicConfig("Spanning", 4)
 	for _, r := range []RegisterBrokerRequest{
-		brokerReq("C1", "broker-b", "127.0.0.1:10921", MasterID, 1, topic, NewTopicConfig("OnlyB", 2)),
-		brokerReq("C1", "broker-a", "127.0.0.1:10911", MasterID, 1, topic),
+		brokerReq("C1", "broker-b", "127.0.0.1:10921", protocol.MasterID, 1, topic, protocol.NewTopicConfig("OnlyB", 2)),
+		brokerReq("C1", "broker-a", "127.0.0.1:10911", protocol.MasterID, 1, topic),
 	} {
 		if _, err := RegisterBroker(ctx(t), c, ns.Addr(), r); err != nil {
 			t.Fatal(err)
@@ -221,7 +222,7 @@ func TestTwoBrokersOneCluster(t *testing.T) {
 	if addrs := goClientBrokerAddrs(t, body); addrs[0] != "127.0.0.1:10911" || addrs[1] != "127.0.0.1:10912" {
 		t.Fatalf("Go client parse %v", addrs)
 	}
-	rd, err := DecodeTopicRouteData(resp.Body) // the fastjson form decodes too
+	rd, err := protocol.DecodeTopicRouteData(resp.Body) // the fastjson form decodes too
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,10 +282,10 @@ func TestLivenessExpiryWithFakeClock(t *testing.T) {
 	})
 	// Separate connections: expiry closes the expired broker's connection,
 	// which drops whatever else registered over it.
-	if _, err := RegisterBroker(ctx(t), newClient(t), ns.Addr(), brokerReq("C", "slow", "127.0.0.1:10911", 0, 1, NewTopicConfig("T1", 1))); err != nil {
+	if _, err := RegisterBroker(ctx(t), newClient(t), ns.Addr(), brokerReq("C", "slow", "127.0.0.1:10911", 0, 1, protocol.NewTopicConfig("T1", 1))); err != nil {
 		t.Fatal(err)
 	}
-	short := brokerReq("C", "quick", "127.0.0.1:10921", 0, 1, NewTopicConfig("T2", 1))
+	short := brokerReq("C", "quick", "127.0.0.1:10921", 0, 1, protocol.NewTopicConfig("T2", 1))
 	short.HeartbeatTimeout = 10 * time.Second
 	if _, err := RegisterBroker(ctx(t), newClient(t), ns.Addr(), short); err != nil {
 		t.Fatal(err)
@@ -305,7 +306,7 @@ func TestRouteTableScan(t *testing.T) {
 	rt := newRouteTable(false)
 	t0 := time.Unix(1000, 0)
 	rt.register(registration{ClusterName: "C", BrokerName: "b", BrokerAddr: "a:1", Timeout: 120 * time.Second, Now: t0,
-		Topics: TopicConfigSerializeWrapper{TopicConfigTable: map[string]TopicConfig{"T": NewTopicConfig("T", 2)}}})
+		Topics: protocol.TopicConfigSerializeWrapper{TopicConfigTable: map[string]protocol.TopicConfig{"T": protocol.NewTopicConfig("T", 2)}}})
 	if removed, _ := rt.scanNotActive(t0.Add(120 * time.Second)); len(removed) != 0 {
 		t.Fatalf("removed at exactly the timeout: %v", removed)
 	}
@@ -326,10 +327,10 @@ func TestRouteTableScan(t *testing.T) {
 func TestConnectionCloseRemovesBroker(t *testing.T) {
 	ns := startNamesrv(t, nil)
 	leaving, staying := newClient(t), newClient(t)
-	if _, err := RegisterBroker(ctx(t), leaving, ns.Addr(), brokerReq("C", "gone", "127.0.0.1:10911", 0, 1, NewTopicConfig("T", 4))); err != nil {
+	if _, err := RegisterBroker(ctx(t), leaving, ns.Addr(), brokerReq("C", "gone", "127.0.0.1:10911", 0, 1, protocol.NewTopicConfig("T", 4))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RegisterBroker(ctx(t), staying, ns.Addr(), brokerReq("C", "kept", "127.0.0.1:10921", 0, 1, NewTopicConfig("T", 4))); err != nil {
+	if _, err := RegisterBroker(ctx(t), staying, ns.Addr(), brokerReq("C", "kept", "127.0.0.1:10921", 0, 1, protocol.NewTopicConfig("T", 4))); err != nil {
 		t.Fatal(err)
 	}
 	leaving.Close()
@@ -346,7 +347,7 @@ func TestConnectionCloseRemovesBroker(t *testing.T) {
 func TestMalformedRegistration(t *testing.T) {
 	ns := startNamesrv(t, nil)
 	c := newClient(t)
-	good := brokerReq("C", "b", "127.0.0.1:10911", 0, 1, NewTopicConfig("T", 4))
+	good := brokerReq("C", "b", "127.0.0.1:10911", 0, 1, protocol.NewTopicConfig("T", 4))
 	send := func(ext remoting.ExtFields, body string, version int32) *remoting.Command {
 		req := remoting.NewRequest(remoting.ReqRegisterBroker, ext)
 		req.Body = []byte(body)
@@ -406,18 +407,18 @@ func TestMalformedRegistration(t *testing.T) {
 func TestDataVersionGatesTopicUpdates(t *testing.T) {
 	ns := startNamesrv(t, nil)
 	c := newClient(t)
-	reg := func(counter int64, topics ...TopicConfig) {
+	reg := func(counter int64, topics ...protocol.TopicConfig) {
 		t.Helper()
 		if _, err := RegisterBroker(ctx(t), c, ns.Addr(), brokerReq("C", "b", "127.0.0.1:10911", 0, counter, topics...)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	reg(1, NewTopicConfig("T", 4))
-	reg(1, NewTopicConfig("T", 16)) // same data version: the periodic re-registration changes nothing
+	reg(1, protocol.NewTopicConfig("T", 4))
+	reg(1, protocol.NewTopicConfig("T", 16)) // same data version: the periodic re-registration changes nothing
 	if rd, _ := ns.TopicRoute("T"); rd.QueueDatas[0].WriteQueueNums != 4 {
 		t.Fatalf("unchanged version updated queues: %+v", rd.QueueDatas)
 	}
-	reg(2, NewTopicConfig("T", 16))
+	reg(2, protocol.NewTopicConfig("T", 16))
 	if rd, _ := ns.TopicRoute("T"); rd.QueueDatas[0].WriteQueueNums != 16 {
 		t.Fatalf("new version did not update queues: %+v", rd.QueueDatas)
 	}
@@ -433,19 +434,5 @@ func TestDataVersionGatesTopicUpdates(t *testing.T) {
 	hb := remoting.NewRequest(remoting.ReqBrokerHeartbeat, remoting.ExtFields{"clusterName": "C", "brokerAddr": "127.0.0.1:10911"})
 	if r, err := c.InvokeSync(ctx(t), ns.Addr(), hb); err != nil || r.Code != remoting.RespSuccess {
 		t.Fatalf("broker heartbeat: %+v %v", r, err)
-	}
-}
-
-func TestQuoteNumericKeys(t *testing.T) {
-	cases := map[string]string{
-		`{0:"a",1:"b"}`:                       `{"0":"a","1":"b"}`,
-		`{"x":{ 0 :"a", -1:"b"},"y":[1,2]}`:   `{"x":{ "0" :"a", "-1":"b"},"y":[1,2]}`,
-		`{"s":"{0:\"x\",1:2}","n":[{3:"c"}]}`: `{"s":"{0:\"x\",1:2}","n":[{"3":"c"}]}`,
-		`{"a":1,"b":[1,{2:3}],"c":4}`:         `{"a":1,"b":[1,{"2":3}],"c":4}`,
-	}
-	for in, want := range cases {
-		if got := string(quoteNumericKeys([]byte(in))); got != want {
-			t.Errorf("%s\n got %s\nwant %s", in, got, want)
-		}
 	}
 }

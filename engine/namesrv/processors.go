@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -61,9 +62,9 @@ func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *rem
 	if h.compressed {
 		return remoting.NewResponse(remoting.RespSystemError, "compressed register body not supported"), nil
 	}
-	var body RegisterBrokerBody
+	var body protocol.RegisterBrokerBody
 	if len(req.Body) > 0 {
-		fixed := quoteNumericKeys(req.Body)
+		fixed := protocol.QuoteNumericKeys(req.Body)
 		if req.Version >= remoting.VersionV3_0_11 {
 			err = json.Unmarshal(fixed, &body)
 		} else {
@@ -128,13 +129,13 @@ func (s *Server) getRouteInfo(_ context.Context, _ *remoting.Conn, req *remoting
 			"No topic route info in name server for the topic: "+topic), nil
 	}
 	resp := remoting.NewResponse(remoting.RespSuccess, "")
-	resp.Body = EncodeTopicRouteData(rd, standardJSON(req))
+	resp.Body = protocol.EncodeTopicRouteData(rd, standardJSON(req))
 	return resp, nil
 }
 
 func (s *Server) getBrokerClusterInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	resp := remoting.NewResponse(remoting.RespSuccess, "")
-	resp.Body = EncodeClusterInfo(s.routes.clusterInfo(), standardJSON(req))
+	resp.Body = protocol.EncodeClusterInfo(s.routes.clusterInfo(), standardJSON(req))
 	return resp, nil
 }
 
@@ -142,7 +143,7 @@ func topicListResponse(topics []string) *remoting.Command {
 	if topics == nil {
 		topics = []string{}
 	}
-	body, _ := json.Marshal(TopicList{TopicList: topics}) // strings always marshal
+	body, _ := json.Marshal(protocol.TopicList{TopicList: topics}) // strings always marshal
 	resp := remoting.NewResponse(remoting.RespSuccess, "")
 	resp.Body = body
 	return resp
@@ -177,7 +178,7 @@ func (s *Server) queryDataVersion(_ context.Context, _ *remoting.Conn, req *remo
 			return nil, err
 		}
 	}
-	var dv DataVersion
+	var dv protocol.DataVersion
 	if err := json.Unmarshal(req.Body, &dv); err != nil {
 		return nil, remoting.NewBadRequest("%v: data version: %v", ErrMalformedBody, err)
 	}

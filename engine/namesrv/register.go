@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // ErrTopicNotExist is GET_ROUTEINFO_BY_TOPIC's TOPIC_NOT_EXIST (17).
 var ErrTopicNotExist = errors.New("namesrv: topic does not exist")
+
+// ErrMalformedBody reports a request body that does not decode.
+var ErrMalformedBody = errors.New("namesrv: malformed body")
 
 // RegisterBrokerRequest is what a broker sends to each name server every 30 s.
 type RegisterBrokerRequest struct {
@@ -19,24 +23,24 @@ type RegisterBrokerRequest struct {
 	BrokerName   string
 	BrokerAddr   string // "ip:port" clients connect to
 	HAServerAddr string // "ip:haPort"; "" if the broker has no HA service
-	BrokerID     int64  // MasterID (0) for a master
+	BrokerID     int64  // protocol.MasterID (0) for a master
 	// HeartbeatTimeout, if set, replaces the name server's BrokerTimeout for
 	// this broker (sent as heartbeatTimeoutMillis).
 	HeartbeatTimeout   time.Duration
 	EnableActingMaster bool
 	ZoneName           string
-	Body               RegisterBrokerBody
+	Body               protocol.RegisterBrokerBody
 }
 
 // RegisterBroker sends REGISTER_BROKER (103) to nsAddr: body as
-// RegisterBrokerBody JSON, bodyCrc32 set, version DefaultVersion (≥ 37).
+// protocol.RegisterBrokerBody JSON, bodyCrc32 set, version DefaultVersion (≥ 37).
 func RegisterBroker(ctx context.Context, client *remoting.Client, nsAddr string, req RegisterBrokerRequest) (RegisterBrokerResult, error) {
 	body := req.Body
 	if body.FilterServerList == nil {
 		body.FilterServerList = []string{}
 	}
 	if body.TopicConfigSerializeWrapper.TopicConfigTable == nil {
-		body.TopicConfigSerializeWrapper.TopicConfigTable = map[string]TopicConfig{}
+		body.TopicConfigSerializeWrapper.TopicConfigTable = map[string]protocol.TopicConfig{}
 	}
 	payload, err := json.Marshal(body)
 	if err != nil {
@@ -95,14 +99,14 @@ func UnregisterBroker(ctx context.Context, client *remoting.Client, nsAddr strin
 
 // GetRouteInfo asks nsAddr for topic's route (GET_ROUTEINFO_BY_TOPIC, 105);
 // ErrTopicNotExist if the name server does not know it.
-func GetRouteInfo(ctx context.Context, client *remoting.Client, nsAddr, topic string) (*TopicRouteData, error) {
+func GetRouteInfo(ctx context.Context, client *remoting.Client, nsAddr, topic string) (*protocol.TopicRouteData, error) {
 	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic}))
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: route of %q from %s: %w", topic, nsAddr, err)
 	}
 	switch resp.Code {
 	case remoting.RespSuccess:
-		return DecodeTopicRouteData(resp.Body)
+		return protocol.DecodeTopicRouteData(resp.Body)
 	case remoting.RespTopicNotExist:
 		return nil, fmt.Errorf("%w: %q", ErrTopicNotExist, topic)
 	}
@@ -110,7 +114,7 @@ func GetRouteInfo(ctx context.Context, client *remoting.Client, nsAddr, topic st
 }
 
 // GetClusterInfo asks nsAddr for its broker and cluster tables (GET_BROKER_CLUSTER_INFO, 106).
-func GetClusterInfo(ctx context.Context, client *remoting.Client, nsAddr string) (*ClusterInfo, error) {
+func GetClusterInfo(ctx context.Context, client *remoting.Client, nsAddr string) (*protocol.ClusterInfo, error) {
 	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil))
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: cluster info from %s: %w", nsAddr, err)
@@ -118,5 +122,5 @@ func GetClusterInfo(ctx context.Context, client *remoting.Client, nsAddr string)
 	if resp.Code != remoting.RespSuccess {
 		return nil, fmt.Errorf("namesrv: cluster info from %s: %w", nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
 	}
-	return DecodeClusterInfo(resp.Body)
+	return protocol.DecodeClusterInfo(resp.Body)
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -19,7 +20,7 @@ type brokerAddrKey struct {
 type brokerLiveInfo struct {
 	lastUpdate   time.Time
 	timeout      time.Duration
-	dataVersion  DataVersion
+	dataVersion  protocol.DataVersion
 	conn         *remoting.Conn // the connection it registered over; nil in unit tests
 	haServerAddr string
 	brokerName   string
@@ -29,9 +30,9 @@ type brokerLiveInfo struct {
 // routeTable is the name server's state; every field is guarded by mu.
 type routeTable struct {
 	mu            sync.RWMutex
-	topicQueues   map[string]map[string]QueueData // topic → brokerName → queue data
-	brokers       map[string]*BrokerData          // brokerName → addresses
-	clusters      map[string]map[string]struct{}  // cluster → broker names
+	topicQueues   map[string]map[string]protocol.QueueData // topic → brokerName → queue data
+	brokers       map[string]*protocol.BrokerData          // brokerName → addresses
+	clusters      map[string]map[string]struct{}           // cluster → broker names
 	live          map[brokerAddrKey]*brokerLiveInfo
 	filterServers map[brokerAddrKey][]string
 
@@ -40,8 +41,8 @@ type routeTable struct {
 
 func newRouteTable(deleteTopicWithRegistration bool) *routeTable {
 	return &routeTable{
-		topicQueues:                 make(map[string]map[string]QueueData),
-		brokers:                     make(map[string]*BrokerData),
+		topicQueues:                 make(map[string]map[string]protocol.QueueData),
+		brokers:                     make(map[string]*protocol.BrokerData),
 		clusters:                    make(map[string]map[string]struct{}),
 		live:                        make(map[brokerAddrKey]*brokerLiveInfo),
 		filterServers:               make(map[brokerAddrKey][]string),
@@ -59,7 +60,7 @@ type registration struct {
 	BrokerID           int64
 	Timeout            time.Duration
 	EnableActingMaster bool
-	Topics             TopicConfigSerializeWrapper
+	Topics             protocol.TopicConfigSerializeWrapper
 	FilterServers      []string // nil: leave as is; empty: clear
 	Conn               *remoting.Conn
 	Now                time.Time
@@ -87,7 +88,7 @@ func (rt *routeTable) register(r registration) RegisterBrokerResult {
 	bd := rt.brokers[r.BrokerName]
 	registerFirst := bd == nil
 	if bd == nil {
-		bd = &BrokerData{BrokerAddrs: make(map[int64]string), BrokerName: r.BrokerName, Cluster: r.ClusterName}
+		bd = &protocol.BrokerData{BrokerAddrs: make(map[int64]string), BrokerName: r.BrokerName, Cluster: r.ClusterName}
 		rt.brokers[r.BrokerName] = bd
 	}
 	bd.EnableActingMaster = r.EnableActingMaster
@@ -112,7 +113,7 @@ func (rt *routeTable) register(r registration) RegisterBrokerResult {
 	bd.BrokerAddrs[r.BrokerID] = r.BrokerAddr
 	registerFirst = registerFirst || prevAddr == ""
 
-	isMaster := r.BrokerID == MasterID
+	isMaster := r.BrokerID == protocol.MasterID
 	isPrimeSlave := !isMaster && r.BrokerID == slices.Min(slices.Collect(maps.Keys(bd.BrokerAddrs)))
 	if isMaster || isPrimeSlave {
 		prev := rt.live[key]
@@ -130,7 +131,7 @@ func (rt *routeTable) register(r registration) RegisterBrokerResult {
 			_, known := rt.topicQueues[tc.TopicName][r.BrokerName]
 			if registerFirst || versionChanged || !known {
 				if isPrimeSlave && bd.EnableActingMaster {
-					tc.Perm &^= PermWrite
+					tc.Perm &^= protocol.PermWrite
 				}
 				rt.putQueueDataLocked(r.BrokerName, tc)
 			}
@@ -149,7 +150,7 @@ func (rt *routeTable) register(r registration) RegisterBrokerResult {
 
 	var res RegisterBrokerResult
 	if !isMaster {
-		if masterAddr := bd.BrokerAddrs[MasterID]; masterAddr != "" {
+		if masterAddr := bd.BrokerAddrs[protocol.MasterID]; masterAddr != "" {
 			if ml := rt.live[brokerAddrKey{r.ClusterName, masterAddr}]; ml != nil {
 				res = RegisterBrokerResult{HAServerAddr: ml.haServerAddr, MasterAddr: masterAddr}
 			}
@@ -159,13 +160,13 @@ func (rt *routeTable) register(r registration) RegisterBrokerResult {
 }
 
 // REQUIRES: rt.mu held for writing.
-func (rt *routeTable) putQueueDataLocked(brokerName string, tc TopicConfig) {
+func (rt *routeTable) putQueueDataLocked(brokerName string, tc protocol.TopicConfig) {
 	byBroker := rt.topicQueues[tc.TopicName]
 	if byBroker == nil {
-		byBroker = make(map[string]QueueData)
+		byBroker = make(map[string]protocol.QueueData)
 		rt.topicQueues[tc.TopicName] = byBroker
 	}
-	byBroker[brokerName] = QueueData{BrokerName: brokerName, Perm: tc.Perm, ReadQueueNums: tc.ReadQueueNums,
+	byBroker[brokerName] = protocol.QueueData{BrokerName: brokerName, Perm: tc.Perm, ReadQueueNums: tc.ReadQueueNums,
 		TopicSysFlag: tc.TopicSysFlag, WriteQueueNums: tc.WriteQueueNums}
 }
 
@@ -280,33 +281,33 @@ func (rt *routeTable) touch(cluster, addr string, now time.Time) bool {
 }
 
 // dataVersion returns the version a broker last registered with.
-func (rt *routeTable) dataVersion(cluster, addr string) (DataVersion, bool) {
+func (rt *routeTable) dataVersion(cluster, addr string) (protocol.DataVersion, bool) {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
 	li := rt.live[brokerAddrKey{cluster, addr}]
 	if li == nil {
-		return DataVersion{}, false
+		return protocol.DataVersion{}, false
 	}
 	return li.dataVersion, true
 }
 
 // topicRoute builds the route of topic (RouteInfoManager.pickupTopicRouteData);
 // false if no queue data or no broker address is known for it.
-func (rt *routeTable) topicRoute(topic string) (*TopicRouteData, bool) {
+func (rt *routeTable) topicRoute(topic string) (*protocol.TopicRouteData, bool) {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
 	byBroker := rt.topicQueues[topic]
 	if len(byBroker) == 0 {
 		return nil, false
 	}
-	rd := &TopicRouteData{FilterServerTable: make(map[string][]string)}
+	rd := &protocol.TopicRouteData{FilterServerTable: make(map[string][]string)}
 	for _, name := range slices.Sorted(maps.Keys(byBroker)) {
 		rd.QueueDatas = append(rd.QueueDatas, byBroker[name])
 		bd := rt.brokers[name]
 		if bd == nil {
 			continue
 		}
-		rd.BrokerDatas = append(rd.BrokerDatas, bd.clone())
+		rd.BrokerDatas = append(rd.BrokerDatas, bd.Clone())
 		for _, addr := range bd.BrokerAddrs {
 			if fs := rt.filterServers[brokerAddrKey{bd.Cluster, addr}]; len(fs) > 0 {
 				rd.FilterServerTable[addr] = slices.Clone(fs)
@@ -320,12 +321,12 @@ func (rt *routeTable) topicRoute(topic string) (*TopicRouteData, bool) {
 }
 
 // clusterInfo copies the broker and cluster tables.
-func (rt *routeTable) clusterInfo() *ClusterInfo {
+func (rt *routeTable) clusterInfo() *protocol.ClusterInfo {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
-	ci := &ClusterInfo{BrokerAddrTable: make(map[string]BrokerData), ClusterAddrTable: make(map[string][]string)}
+	ci := &protocol.ClusterInfo{BrokerAddrTable: make(map[string]protocol.BrokerData), ClusterAddrTable: make(map[string][]string)}
 	for name, bd := range rt.brokers {
-		ci.BrokerAddrTable[name] = bd.clone()
+		ci.BrokerAddrTable[name] = bd.Clone()
 	}
 	for cluster, names := range rt.clusters {
 		ci.ClusterAddrTable[cluster] = slices.Sorted(maps.Keys(names))

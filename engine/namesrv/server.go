@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -124,10 +125,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // TopicRoute returns a copy of topic's route, as GET_ROUTEINFO_BY_TOPIC would.
-func (s *Server) TopicRoute(topic string) (*TopicRouteData, bool) { return s.routes.topicRoute(topic) }
+func (s *Server) TopicRoute(topic string) (*protocol.TopicRouteData, bool) {
+	return s.routes.topicRoute(topic)
+}
 
-// ClusterInfo returns a copy of the broker and cluster tables.
-func (s *Server) ClusterInfo() *ClusterInfo { return s.routes.clusterInfo() }
+// protocol.ClusterInfo returns a copy of the broker and cluster tables.
+func (s *Server) ClusterInfo() *protocol.ClusterInfo { return s.routes.clusterInfo() }
 
 func (s *Server) scanLoop() {
 	defer close(s.scanDone)

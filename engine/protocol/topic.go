@@ -34,7 +34,9 @@ const (
 	OffsetMovedEvent = "OFFSET_MOVED_EVENT"
 	// TraceTopic is the message-trace topic (RMQ_SYS_TRACE_TOPIC).
 	TraceTopic = "RMQ_SYS_TRACE_TOPIC"
-	// TimerTopic is RocketMQ 5's timer system topic (TIMER_TOPIC).
+	// TimerTopic is RocketMQ 5's timer system topic (TIMER_TOPIC): queue 0
+	// holds every timer message until it is due, queue 1 the timer service's
+	// checkpoints.
 	TimerTopic = "rmq_sys_wheel_timer"
 
 	// RetryTopicPrefix prefixes a consumer group's retry topic.

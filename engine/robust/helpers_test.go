@@ -16,6 +16,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/index"
 	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -163,7 +164,7 @@ func wantCode(t testing.TB, what string, resp *remoting.Command, code int32) {
 func (e *brokerEnv) createTopic(topic string, queues int) {
 	e.t.Helper()
 	resp := e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
-		"topic": topic, "defaultTopic": broker.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
+		"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG",
 		"topicSysFlag": "0", "order": "false",
 	}, nil)
@@ -173,7 +174,7 @@ func (e *brokerEnv) createTopic(topic string, queues int) {
 // sendExt is a SEND_MESSAGE_V2 header (short names).
 func sendExt(topic string, queueID int32, props string) remoting.ExtFields {
 	return remoting.SendMessageHeader{
-		ProducerGroup: "robust", Topic: topic, DefaultTopic: broker.DefaultTopic, DefaultTopicQueueNums: 8,
+		ProducerGroup: "robust", Topic: topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 8,
 		QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props,
 	}.ExtFields(true)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -220,7 +221,7 @@ func TestLimitConnections(t *testing.T) {
 	e := startBroker(t, func(b *broker.Config, _ *store.Config) { b.Remoting.MaxConns = limit })
 	maxReq := func() []byte {
 		f, err := remoting.AppendFrame(nil, remoting.NewRequest(remoting.ReqGetMaxOffset,
-			remoting.ExtFields{"topic": broker.DefaultTopic, "queueId": "0"}), remoting.SerializeJSON)
+			remoting.ExtFields{"topic": protocol.DefaultTopic, "queueId": "0"}), remoting.SerializeJSON)
 		if err != nil {
 			t.Fatal(err)
 		}

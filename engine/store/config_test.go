@@ -10,6 +10,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 func TestConsumerOffsetsPersistAcrossRestart(t *testing.T) {
@@ -112,11 +113,11 @@ func TestTopicConfigPersistence(t *testing.T) {
 	if err := s.CreateOrUpdateTopic(DefaultTopicConfig("A")); err != nil {
 		t.Fatal(err)
 	}
-	b := TopicConfig{TopicName: "B", ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite, Order: true}
+	b := protocol.TopicConfig{TopicName: "B", ReadQueueNums: 4, WriteQueueNums: 4, Perm: protocol.PermRead | protocol.PermWrite, Order: true}
 	if err := s.CreateOrUpdateTopic(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateOrUpdateTopic(TopicConfig{TopicName: "C", ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead}); err != nil {
+	if err := s.CreateOrUpdateTopic(protocol.TopicConfig{TopicName: "C", ReadQueueNums: 1, WriteQueueNums: 1, Perm: protocol.PermRead}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := s.DeleteTopic("C"); !ok || err != nil {
@@ -125,7 +126,7 @@ func TestTopicConfigPersistence(t *testing.T) {
 	if ok, _ := s.DeleteTopic("C"); ok {
 		t.Fatalf("deleted C twice")
 	}
-	if err := s.CreateOrUpdateTopic(TopicConfig{TopicName: "bad topic"}); err == nil {
+	if err := s.CreateOrUpdateTopic(protocol.TopicConfig{TopicName: "bad topic"}); err == nil {
 		t.Fatalf("invalid topic name accepted")
 	}
 	dv := s.TopicsDataVersion()

@@ -135,7 +135,7 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgNums
 	q, err := s.cq.Queue(topic, queueID, false)
 	if errors.Is(err, consumequeue.ErrNoQueue) {
 		res.Status = NoMatchedLogicQueue
-		if tc, ok := s.topics.get(topic); ok && queueID >= 0 && int(queueID) < max(tc.ReadQueueNums, tc.WriteQueueNums) {
+		if tc, ok := s.topics.get(topic); ok && queueID >= 0 && queueID < max(tc.ReadQueueNums, tc.WriteQueueNums) {
 			res.Status = NoMessageInQueue
 		}
 		return res, nil

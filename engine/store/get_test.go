@@ -7,6 +7,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -47,7 +48,7 @@ func TestGetStatuses(t *testing.T) {
 	defer mustClose(t, s)
 
 	expectStatus(t, get(t, s, "NOPE", 0, 0, 32, 1<<20, nil), NoMatchedLogicQueue, 0)
-	if err := s.CreateOrUpdateTopic(TopicConfig{TopicName: "EMPTY", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}); err != nil {
+	if err := s.CreateOrUpdateTopic(protocol.TopicConfig{TopicName: "EMPTY", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}); err != nil {
 		t.Fatal(err)
 	}
 	expectStatus(t, get(t, s, "EMPTY", 3, 0, 32, 1<<20, nil), NoMessageInQueue, 0)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
 
@@ -20,7 +21,7 @@ func ConsumerOffsetsPath(root string) string {
 // consumerOffsetFile is ConsumerOffsetManager's JSON:
 // {"offsetTable":{"topic@group":{"0":12}},"dataVersion":{...}}.
 type consumerOffsetFile struct {
-	DataVersion DataVersion                 `json:"dataVersion"`
+	DataVersion protocol.DataVersion        `json:"dataVersion"`
 	OffsetTable map[string]map[string]int64 `json:"offsetTable"`
 }
 
@@ -32,7 +33,7 @@ type offsetManager struct {
 
 	mu      sync.RWMutex
 	table   map[string]map[int32]int64 // guarded by mu
-	version DataVersion                // guarded by mu
+	version protocol.DataVersion       // guarded by mu
 	dirty   bool                       // guarded by mu
 	persist sync.Mutex
 }

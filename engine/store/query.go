@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -222,7 +223,7 @@ func hasKey(rec *record.Record, key string) bool {
 
 // CreateOrUpdateTopic stores a topic config and persists topics.json at
 // once; the topics' DataVersion advances.
-func (s *Store) CreateOrUpdateTopic(tc TopicConfig) error { return s.topics.put(tc) }
+func (s *Store) CreateOrUpdateTopic(tc protocol.TopicConfig) error { return s.topics.put(tc) }
 
 // DeleteTopic removes a topic config (false if there was none) and
 // persists topics.json. Its consume queues and commit-log records stay
@@ -230,13 +231,13 @@ func (s *Store) CreateOrUpdateTopic(tc TopicConfig) error { return s.topics.put(
 func (s *Store) DeleteTopic(name string) (bool, error) { return s.topics.remove(name) }
 
 // Topic returns a topic's config.
-func (s *Store) Topic(name string) (TopicConfig, bool) { return s.topics.get(name) }
+func (s *Store) Topic(name string) (protocol.TopicConfig, bool) { return s.topics.get(name) }
 
 // Topics returns every topic config, sorted by name.
-func (s *Store) Topics() []TopicConfig { return s.topics.list() }
+func (s *Store) Topics() []protocol.TopicConfig { return s.topics.list() }
 
 // TopicsDataVersion is the topic table's DataVersion.
-func (s *Store) TopicsDataVersion() DataVersion { return s.topics.dataVersion() }
+func (s *Store) TopicsDataVersion() protocol.DataVersion { return s.topics.dataVersion() }
 
 // CommitOffset records a consumer group's offset for a queue (persisted
 // every FlushConsumerOffsetInterval and at Close).

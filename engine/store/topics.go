@@ -8,51 +8,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
 
-// Topic permissions (PermName).
-const (
-	PermInherit = 1
-	PermWrite   = 2
-	PermRead    = 4
-)
-
-// TopicConfig is RocketMQ's TopicConfig as it appears in topics.json (fields
-// in fastjson's alphabetical order).
-type TopicConfig struct {
-	Attributes      map[string]string `json:"attributes"`
-	Order           bool              `json:"order"`
-	Perm            int               `json:"perm"`
-	ReadQueueNums   int               `json:"readQueueNums"`
-	TopicFilterType string            `json:"topicFilterType"`
-	TopicName       string            `json:"topicName"`
-	TopicSysFlag    int               `json:"topicSysFlag"`
-	WriteQueueNums  int               `json:"writeQueueNums"`
-}
-
 // DefaultTopicConfig returns RocketMQ's defaults for a new topic: 16 read
 // and write queues, read-write permission, SINGLE_TAG filtering.
-func DefaultTopicConfig(name string) TopicConfig {
-	return TopicConfig{
-		Attributes: map[string]string{}, Perm: PermRead | PermWrite,
-		ReadQueueNums: 16, WriteQueueNums: 16, TopicFilterType: "SINGLE_TAG", TopicName: name,
-	}
-}
-
-// DataVersion is RocketMQ's DataVersion: bumped on every change so peers
-// (the name server) can tell configs apart.
-type DataVersion struct {
-	Counter      int64 `json:"counter"`
-	StateVersion int64 `json:"stateVersion"`
-	Timestamp    int64 `json:"timestamp"`
-}
-
-// topicConfigFile is TopicConfigSerializeWrapper.
-type topicConfigFile struct {
-	DataVersion      DataVersion            `json:"dataVersion"`
-	TopicConfigTable map[string]TopicConfig `json:"topicConfigTable"`
+func DefaultTopicConfig(name string) protocol.TopicConfig {
+	tc := protocol.NewTopicConfig(name, 16)
+	tc.Perm = protocol.PermRead | protocol.PermWrite
+	return tc
 }
 
 // TopicsPath is config/topics.json under a store root.
@@ -65,20 +31,20 @@ type topicManager struct {
 	path string
 
 	mu      sync.RWMutex
-	version DataVersion            // guarded by mu
-	table   map[string]TopicConfig // guarded by mu
-	persist sync.Mutex             // serializes file writes
+	version protocol.DataVersion            // guarded by mu
+	table   map[string]protocol.TopicConfig // guarded by mu
+	persist sync.Mutex                      // serializes file writes
 }
 
 func loadTopics(fsys vfs.FS, root string) (*topicManager, error) {
-	m := &topicManager{fsys: fsys, path: TopicsPath(root), table: map[string]TopicConfig{}}
+	m := &topicManager{fsys: fsys, path: TopicsPath(root), table: map[string]protocol.TopicConfig{}}
 	_, err := readFileWithBackup(fsys, m.path, func(b []byte) error {
-		var f topicConfigFile
+		var f protocol.TopicConfigSerializeWrapper
 		if err := json.Unmarshal(quoteNumericKeys(b), &f); err != nil {
 			return err
 		}
 		m.version = f.DataVersion
-		m.table = map[string]TopicConfig{}
+		m.table = map[string]protocol.TopicConfig{}
 		for name, tc := range f.TopicConfigTable {
 			if tc.TopicName == "" {
 				tc.TopicName = name
@@ -90,16 +56,16 @@ func loadTopics(fsys vfs.FS, root string) (*topicManager, error) {
 	return m, err
 }
 
-func (m *topicManager) get(name string) (TopicConfig, bool) {
+func (m *topicManager) get(name string) (protocol.TopicConfig, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	tc, ok := m.table[name]
 	return tc, ok
 }
 
-func (m *topicManager) list() []TopicConfig {
+func (m *topicManager) list() []protocol.TopicConfig {
 	m.mu.RLock()
-	out := make([]TopicConfig, 0, len(m.table))
+	out := make([]protocol.TopicConfig, 0, len(m.table))
 	for _, tc := range m.table {
 		out = append(out, tc)
 	}
@@ -108,13 +74,13 @@ func (m *topicManager) list() []TopicConfig {
 	return out
 }
 
-func (m *topicManager) dataVersion() DataVersion {
+func (m *topicManager) dataVersion() protocol.DataVersion {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.version
 }
 
-func (m *topicManager) put(tc TopicConfig) error {
+func (m *topicManager) put(tc protocol.TopicConfig) error {
 	if err := record.ValidateTopic(tc.TopicName); err != nil {
 		return fmt.Errorf("store: topic config: %w", err)
 	}
@@ -125,7 +91,7 @@ func (m *topicManager) put(tc TopicConfig) error {
 		tc.Attributes = map[string]string{}
 	}
 	if tc.TopicFilterType == "" {
-		tc.TopicFilterType = "SINGLE_TAG"
+		tc.TopicFilterType = protocol.DefaultTopicFilterType
 	}
 	m.mu.Lock()
 	m.table[tc.TopicName] = tc
@@ -158,7 +124,7 @@ func (m *topicManager) save() error {
 	m.persist.Lock()
 	defer m.persist.Unlock()
 	m.mu.RLock()
-	f := topicConfigFile{DataVersion: m.version, TopicConfigTable: make(map[string]TopicConfig, len(m.table))}
+	f := protocol.TopicConfigSerializeWrapper{DataVersion: m.version, TopicConfigTable: make(map[string]protocol.TopicConfig, len(m.table))}
 	for k, v := range m.table {
 		f.TopicConfigTable[k] = v
 	}

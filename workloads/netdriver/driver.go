@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/workloads"
@@ -96,7 +97,7 @@ func checkCode(code int32, resp *remoting.Command) error {
 // sendRequest builds the SEND_MESSAGE_V2 request of m for queue q.
 func (d *Driver) sendRequest(m *workloads.Message, q queueRef) *remoting.Command {
 	h := remoting.SendMessageHeader{
-		ProducerGroup: d.cfg.ProducerGroup, Topic: m.Topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+		ProducerGroup: d.cfg.ProducerGroup, Topic: m.Topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: q.queueID, BornTimestamp: time.Now().UnixMilli(), Properties: properties(m), BrokerName: q.brokerName,
 	}
 	req := remoting.NewRequest(remoting.ReqSendMessageV2, h.ExtFields(true))
@@ -200,7 +201,7 @@ func (d *Driver) sendBatchTo(ctx context.Context, q queueRef, topic string, ms [
 		body = record.AppendBatchItem(body, it)
 	}
 	h := remoting.SendMessageHeader{
-		ProducerGroup: d.cfg.ProducerGroup, Topic: topic, DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+		ProducerGroup: d.cfg.ProducerGroup, Topic: topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: q.queueID, BornTimestamp: time.Now().UnixMilli(), Batch: true, BrokerName: q.brokerName,
 	}
 	req := remoting.NewRequest(remoting.ReqSendBatchMessage, h.ExtFields(true))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -88,7 +89,7 @@ func (d *Driver) forget(topic string) {
 }
 
 // fetchRoute asks each name server in turn until one answers.
-func (d *Driver) fetchRoute(ctx context.Context, topic string) (*namesrv.TopicRouteData, error) {
+func (d *Driver) fetchRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
 	var last error
 	for _, ns := range d.namesrvs {
 		cctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
@@ -102,7 +103,7 @@ func (d *Driver) fetchRoute(ctx context.Context, topic string) (*namesrv.TopicRo
 	return nil, last
 }
 
-func buildRoute(rd *namesrv.TopicRouteData) *route {
+func buildRoute(rd *protocol.TopicRouteData) *route {
 	masters := make(map[string]string, len(rd.BrokerDatas))
 	for _, bd := range rd.BrokerDatas {
 		if a := bd.MasterAddr(); a != "" {
@@ -115,12 +116,12 @@ func buildRoute(rd *namesrv.TopicRouteData) *route {
 		if !ok {
 			continue
 		}
-		if qd.Perm&namesrv.PermWrite != 0 {
+		if qd.Perm&protocol.PermWrite != 0 {
 			for q := range qd.WriteQueueNums {
 				r.write = append(r.write, queueRef{qd.BrokerName, addr, q})
 			}
 		}
-		if qd.Perm&namesrv.PermRead != 0 {
+		if qd.Perm&protocol.PermRead != 0 {
 			for q := range qd.ReadQueueNums {
 				r.read = append(r.read, queueRef{qd.BrokerName, addr, q})
 			}
@@ -142,7 +143,7 @@ func (d *Driver) CreateTopic(ctx context.Context, topic string, queues int32) er
 	if d.direct() {
 		addrs = []string{d.cfg.Broker}
 	} else {
-		var ci *namesrv.ClusterInfo
+		var ci *protocol.ClusterInfo
 		var err error
 		for _, ns := range d.namesrvs {
 			cctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
@@ -165,7 +166,7 @@ func (d *Driver) CreateTopic(ctx context.Context, topic string, queues int32) er
 			return fmt.Errorf("%w %q: no broker registered", ErrNoRoute, topic)
 		}
 	}
-	ext := remoting.ExtFields{"topic": topic, "defaultTopic": "TBW102", "perm": "6", "topicFilterType": "SINGLE_TAG",
+	ext := remoting.ExtFields{"topic": topic, "defaultTopic": protocol.DefaultTopic, "perm": "6", "topicFilterType": protocol.DefaultTopicFilterType,
 		"topicSysFlag": "0", "order": "false"}
 	ext.SetInt32("readQueueNums", queues)
 	ext.SetInt32("writeQueueNums", queues)
@@ -196,9 +197,9 @@ func (d *Driver) CreateTopic(ctx context.Context, topic string, queues int32) er
 }
 
 // routesAll reports whether rd has queues on every named broker.
-func routesAll(rd *namesrv.TopicRouteData, brokers []string) bool {
+func routesAll(rd *protocol.TopicRouteData, brokers []string) bool {
 	for _, name := range brokers {
-		if !slices.ContainsFunc(rd.QueueDatas, func(qd namesrv.QueueData) bool { return qd.BrokerName == name }) {
+		if !slices.ContainsFunc(rd.QueueDatas, func(qd protocol.QueueData) bool { return qd.BrokerName == name }) {
 			return false
 		}
 	}

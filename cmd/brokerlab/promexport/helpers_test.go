@@ -19,6 +19,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/index"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -151,13 +152,13 @@ func (e *testEnv) mustCall(what string, code int32, ext remoting.ExtFields, body
 func (e *testEnv) createTopic(topic string, queues int) {
 	e.t.Helper()
 	e.mustCall("create topic", remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
-		"topic": topic, "defaultTopic": broker.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
+		"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
 	}, nil)
 }
 
 func sendExt(topic string, queueID int32) remoting.ExtFields {
-	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: broker.DefaultTopic,
+	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli()}.ExtFields(true)
 }
 

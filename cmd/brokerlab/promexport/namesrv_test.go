@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -39,17 +40,17 @@ func TestNamesrvMetrics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	topics := map[string]namesrv.TopicConfig{}
+	topics := map[string]protocol.TopicConfig{}
 	for _, name := range []string{"T1", "T2", "T3"} {
-		topics[name] = namesrv.NewTopicConfig(name, 4)
+		topics[name] = protocol.NewTopicConfig(name, 4)
 	}
 	for _, b := range []struct {
 		name, addr string
 		id         int64
 	}{{"broker-a", "127.0.0.1:10911", 0}, {"broker-a", "127.0.0.1:10912", 1}, {"broker-b", "127.0.0.1:10921", 0}} {
 		req := namesrv.RegisterBrokerRequest{ClusterName: "NsCluster", BrokerName: b.name, BrokerAddr: b.addr, BrokerID: b.id,
-			Body: namesrv.RegisterBrokerBody{TopicConfigSerializeWrapper: namesrv.TopicConfigSerializeWrapper{
-				DataVersion: namesrv.DataVersion{Counter: 1, Timestamp: 1700000000000}, TopicConfigTable: topics}}}
+			Body: protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigSerializeWrapper{
+				DataVersion: protocol.DataVersion{Counter: 1, Timestamp: 1700000000000}, TopicConfigTable: topics}}}
 		if _, err := namesrv.RegisterBroker(ctx, cl, ns.Addr(), req); err != nil {
 			t.Fatal(err)
 		}

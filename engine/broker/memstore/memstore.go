@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -69,7 +69,7 @@ type Store struct {
 		records map[int64][]byte
 		queues  map[queueKey]*queue
 		index   map[string][]int64 // topic#key → commit-log offsets
-		topics  map[string]namesrv.TopicConfig
+		topics  map[string]protocol.TopicConfig
 		offsets map[string]int64 // group@topic@queueId
 	}
 }
@@ -80,7 +80,7 @@ func New() *Store {
 	s.mu.records = make(map[int64][]byte)
 	s.mu.queues = make(map[queueKey]*queue)
 	s.mu.index = make(map[string][]int64)
-	s.mu.topics = make(map[string]namesrv.TopicConfig)
+	s.mu.topics = make(map[string]protocol.TopicConfig)
 	s.mu.offsets = make(map[string]int64)
 	return s
 }
@@ -348,14 +348,14 @@ func (s *Store) SetArrivingListener(fn broker.ArrivingListener) {
 func (s *Store) OSPageCacheBusy() bool { return s.busy.Load() }
 
 // TopicConfigs implements broker.MessageStore.
-func (s *Store) TopicConfigs() map[string]namesrv.TopicConfig {
+func (s *Store) TopicConfigs() map[string]protocol.TopicConfig {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return maps.Clone(s.mu.topics)
 }
 
 // UpdateTopicConfig implements broker.MessageStore.
-func (s *Store) UpdateTopicConfig(tc namesrv.TopicConfig) error {
+func (s *Store) UpdateTopicConfig(tc protocol.TopicConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mu.topics[tc.TopicName] = tc

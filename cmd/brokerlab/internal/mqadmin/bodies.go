@@ -7,33 +7,16 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
-
-// MessageQueue names one queue (MessageQueue.java); the key of the offset
-// tables below. Ordered as Java's compareTo: topic, broker name, queue id.
-type MessageQueue struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int32  `json:"queueId"`
-}
-
-// Compare orders queues as MessageQueue.compareTo does.
-func (q MessageQueue) Compare(o MessageQueue) int {
-	if c := cmp.Compare(q.Topic, o.Topic); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(q.BrokerName, o.BrokerName); c != 0 {
-		return c
-	}
-	return cmp.Compare(q.QueueID, o.QueueID)
-}
 
 // decodeMQTable turns a normalised MessageQueue-keyed map (keys are the
 // queues' JSON text) into entries sorted by queue; mk builds an entry.
-func decodeMQTable[V, E any](what string, raw map[string]V, mk func(MessageQueue, V) E, key func(E) MessageQueue) ([]E, error) {
+func decodeMQTable[V, E any](what string, raw map[string]V, mk func(protocol.MessageQueue, V) E, key func(E) protocol.MessageQueue) ([]E, error) {
 	out := make([]E, 0, len(raw))
 	for k, v := range raw {
-		var mq MessageQueue
+		var mq protocol.MessageQueue
 		if err := json.Unmarshal([]byte(k), &mq); err != nil {
 			return nil, fmt.Errorf("%w: %s: key %q is not a MessageQueue", ErrMalformed, what, k)
 		}
@@ -45,7 +28,7 @@ func decodeMQTable[V, E any](what string, raw map[string]V, mk func(MessageQueue
 
 // TopicOffset is one queue of GET_TOPIC_STATS_INFO (TopicOffset.java).
 type TopicOffset struct {
-	MessageQueue
+	protocol.MessageQueue
 	MinOffset           int64 `json:"minOffset"`
 	MaxOffset           int64 `json:"maxOffset"`
 	LastUpdateTimestamp int64 `json:"lastUpdateTimestamp"`
@@ -67,8 +50,8 @@ func DecodeTopicStats(b []byte) (*TopicStats, error) {
 		return nil, err
 	}
 	qs, err := decodeMQTable("TopicStatsTable", raw.OffsetTable,
-		func(mq MessageQueue, v TopicOffset) TopicOffset { v.MessageQueue = mq; return v },
-		func(e TopicOffset) MessageQueue { return e.MessageQueue })
+		func(mq protocol.MessageQueue, v TopicOffset) TopicOffset { v.MessageQueue = mq; return v },
+		func(e TopicOffset) protocol.MessageQueue { return e.MessageQueue })
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +62,7 @@ func DecodeTopicStats(b []byte) (*TopicStats, error) {
 // Diff (broker − consumer offset, mqadmin's #Diff) and Inflight (pull −
 // consumer offset) filled in.
 type OffsetWrapper struct {
-	MessageQueue
+	protocol.MessageQueue
 	BrokerOffset   int64 `json:"brokerOffset"`
 	ConsumerOffset int64 `json:"consumerOffset"`
 	PullOffset     int64 `json:"pullOffset"`
@@ -113,13 +96,13 @@ func DecodeConsumeStats(b []byte) (*ConsumeStats, error) {
 		return nil, err
 	}
 	qs, err := decodeMQTable("ConsumeStats", raw.OffsetTable,
-		func(mq MessageQueue, v OffsetWrapper) OffsetWrapper {
+		func(mq protocol.MessageQueue, v OffsetWrapper) OffsetWrapper {
 			v.MessageQueue = mq
 			v.Diff = v.BrokerOffset - v.ConsumerOffset
 			v.Inflight = v.PullOffset - v.ConsumerOffset
 			return v
 		},
-		func(e OffsetWrapper) MessageQueue { return e.MessageQueue })
+		func(e OffsetWrapper) protocol.MessageQueue { return e.MessageQueue })
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +111,7 @@ func DecodeConsumeStats(b []byte) (*ConsumeStats, error) {
 
 // QueueOffset is one queue's new offset in a ResetOffsetBody.
 type QueueOffset struct {
-	MessageQueue
+	protocol.MessageQueue
 	Offset int64 `json:"offset"`
 }
 
@@ -142,8 +125,8 @@ func DecodeResetOffsetBody(b []byte) ([]QueueOffset, error) {
 		return nil, err
 	}
 	return decodeMQTable("ResetOffsetBody", raw.OffsetTable,
-		func(mq MessageQueue, v int64) QueueOffset { return QueueOffset{mq, v} },
-		func(e QueueOffset) MessageQueue { return e.MessageQueue })
+		func(mq protocol.MessageQueue, v int64) QueueOffset { return QueueOffset{mq, v} },
+		func(e QueueOffset) protocol.MessageQueue { return e.MessageQueue })
 }
 
 // text reads a JSON string or number as text: fastjson writes enums by
@@ -269,9 +252,7 @@ func DecodeProducerConnection(b []byte) ([]Connection, error) {
 
 // DecodeGroupList reads a GroupList body (QUERY_TOPIC_CONSUME_BY_WHO, 300), sorted.
 func DecodeGroupList(b []byte) ([]string, error) {
-	var raw struct {
-		GroupList []string `json:"groupList"`
-	}
+	var raw protocol.GroupList
 	if err := unmarshal("GroupList", b, &raw); err != nil {
 		return nil, err
 	}
@@ -284,9 +265,7 @@ func DecodeGroupList(b []byte) ([]string, error) {
 
 // DecodeKVTable reads a KVTable body (GET_BROKER_RUNTIME_INFO, 28).
 func DecodeKVTable(b []byte) (map[string]string, error) {
-	var raw struct {
-		Table map[string]string `json:"table"`
-	}
+	var raw protocol.KVTable
 	if err := unmarshal("KVTable", b, &raw); err != nil {
 		return nil, err
 	}
@@ -298,9 +277,7 @@ func DecodeKVTable(b []byte) (map[string]string, error) {
 
 // DecodeTopicList reads a TopicList body (GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206), sorted.
 func DecodeTopicList(b []byte) ([]string, error) {
-	var raw struct {
-		TopicList []string `json:"topicList"`
-	}
+	var raw protocol.TopicList
 	if err := unmarshal("TopicList", b, &raw); err != nil {
 		return nil, err
 	}
@@ -311,45 +288,24 @@ func DecodeTopicList(b []byte) ([]string, error) {
 	return raw.TopicList, nil
 }
 
-// SubscriptionGroupConfig is a consumer group's broker-side settings
-// (SubscriptionGroupConfig.java), the body of
-// UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) and an entry of
-// GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201).
-type SubscriptionGroupConfig struct {
-	GroupName                      string            `json:"groupName"`
-	ConsumeEnable                  bool              `json:"consumeEnable"`
-	ConsumeFromMinEnable           bool              `json:"consumeFromMinEnable"`
-	ConsumeBroadcastEnable         bool              `json:"consumeBroadcastEnable"`
-	ConsumeMessageOrderly          bool              `json:"consumeMessageOrderly"`
-	RetryQueueNums                 int32             `json:"retryQueueNums"`
-	RetryMaxTimes                  int32             `json:"retryMaxTimes"`
-	GroupRetryPolicy               json.RawMessage   `json:"groupRetryPolicy,omitempty"`
-	BrokerID                       int64             `json:"brokerId"`
-	WhichBrokerWhenConsumeSlowly   int64             `json:"whichBrokerWhenConsumeSlowly"`
-	NotifyConsumerIdsChangedEnable bool              `json:"notifyConsumerIdsChangedEnable"`
-	GroupSysFlag                   int32             `json:"groupSysFlag"`
-	ConsumeTimeoutMinute           int32             `json:"consumeTimeoutMinute"`
-	Attributes                     map[string]string `json:"attributes"`
-}
-
 // NewSubscriptionGroupConfig returns SubscriptionGroupConfig's defaults as
 // mqadmin updateSubGroup starts from them (broadcast and from-min off).
-func NewSubscriptionGroupConfig(group string) SubscriptionGroupConfig {
-	return SubscriptionGroupConfig{GroupName: group, ConsumeEnable: true, RetryQueueNums: 1, RetryMaxTimes: 16,
+func NewSubscriptionGroupConfig(group string) protocol.SubscriptionGroupConfig {
+	return protocol.SubscriptionGroupConfig{GroupName: group, ConsumeEnable: true, RetryQueueNums: 1, RetryMaxTimes: 16,
 		WhichBrokerWhenConsumeSlowly: 1, NotifyConsumerIdsChangedEnable: true, ConsumeTimeoutMinute: 15,
 		Attributes: map[string]string{}}
 }
 
 // DecodeSubscriptionGroups reads a SubscriptionGroupWrapper body
 // (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201), sorted by group name.
-func DecodeSubscriptionGroups(b []byte) ([]SubscriptionGroupConfig, error) {
+func DecodeSubscriptionGroups(b []byte) ([]protocol.SubscriptionGroupConfig, error) {
 	var raw struct {
-		SubscriptionGroupTable map[string]SubscriptionGroupConfig `json:"subscriptionGroupTable"`
+		SubscriptionGroupTable map[string]protocol.SubscriptionGroupConfig `json:"subscriptionGroupTable"`
 	}
 	if err := unmarshal("SubscriptionGroupWrapper", b, &raw); err != nil {
 		return nil, err
 	}
-	out := make([]SubscriptionGroupConfig, 0, len(raw.SubscriptionGroupTable))
+	out := make([]protocol.SubscriptionGroupConfig, 0, len(raw.SubscriptionGroupTable))
 	for _, name := range slices.Sorted(maps.Keys(raw.SubscriptionGroupTable)) {
 		g := raw.SubscriptionGroupTable[name]
 		if g.GroupName == "" {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/acl"
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -122,7 +122,7 @@ func (a *Admin) namesrv(ctx context.Context, code int32, ext remoting.ExtFields)
 }
 
 // ClusterInfo asks a name server for its brokers by cluster (GET_BROKER_CLUSTER_INFO, 106).
-func (a *Admin) ClusterInfo(ctx context.Context) (*namesrv.ClusterInfo, error) {
+func (a *Admin) ClusterInfo(ctx context.Context) (*protocol.ClusterInfo, error) {
 	resp, addr, err := a.namesrv(ctx, remoting.ReqGetBrokerClusterInfo, nil)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (a *Admin) ClusterInfo(ctx context.Context) (*namesrv.ClusterInfo, error) {
 	if resp.Code != remoting.RespSuccess {
 		return nil, responseErr(remoting.ReqGetBrokerClusterInfo, addr, resp)
 	}
-	return namesrv.DecodeClusterInfo(resp.Body)
+	return protocol.DecodeClusterInfo(resp.Body)
 }
 
 // TopicList asks a name server for every topic (GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206).
@@ -146,17 +146,17 @@ func (a *Admin) TopicList(ctx context.Context) ([]string, error) {
 }
 
 // TopicRoute asks a name server for topic's route (GET_ROUTEINFO_BY_TOPIC,
-// 105); ErrNotFound (and namesrv.ErrTopicNotExist) if it has none.
-func (a *Admin) TopicRoute(ctx context.Context, topic string) (*namesrv.TopicRouteData, error) {
+// 105); ErrNotFound if it has none.
+func (a *Admin) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
 	resp, addr, err := a.namesrv(ctx, remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic})
 	if err != nil {
 		return nil, err
 	}
 	switch resp.Code {
 	case remoting.RespSuccess:
-		return namesrv.DecodeTopicRouteData(resp.Body)
+		return protocol.DecodeTopicRouteData(resp.Body)
 	case remoting.RespTopicNotExist:
-		return nil, fmt.Errorf("%w: %w: topic %q has no route on %s", ErrNotFound, namesrv.ErrTopicNotExist, topic, addr)
+		return nil, fmt.Errorf("%w: topic %q has no route on %s", ErrNotFound, topic, addr)
 	}
 	return nil, responseErr(remoting.ReqGetRouteInfoByTopic, addr, resp)
 }
@@ -179,21 +179,9 @@ func (a *Admin) DeleteTopicInNamesrvs(ctx context.Context, topic, cluster string
 	return nil
 }
 
-// TopicConfig is what updateTopic sends (CreateTopicRequestHeader).
-type TopicConfig struct {
-	TopicName      string `json:"topicName"`
-	ReadQueueNums  int32  `json:"readQueueNums"`
-	WriteQueueNums int32  `json:"writeQueueNums"`
-	Perm           int32  `json:"perm"`
-	TopicSysFlag   int32  `json:"topicSysFlag"`
-	Order          bool   `json:"order"`
-	// Attributes is AttributeParser's text form: "+a=b,+c=d,-e".
-	Attributes string `json:"attributes,omitempty"`
-}
-
 // CreateTopic creates or updates a topic on one broker (UPDATE_AND_CREATE_TOPIC, 17).
-func (a *Admin) CreateTopic(ctx context.Context, addr string, tc TopicConfig) error {
-	ext := remoting.ExtFields{"topic": tc.TopicName, "defaultTopic": "TBW102", "topicFilterType": "SINGLE_TAG"}
+func (a *Admin) CreateTopic(ctx context.Context, addr string, tc protocol.CreateTopicRequestHeader) error {
+	ext := remoting.ExtFields{"topic": tc.TopicName, "defaultTopic": protocol.DefaultTopic, "topicFilterType": protocol.DefaultTopicFilterType}
 	ext.SetInt32("readQueueNums", tc.ReadQueueNums)
 	ext.SetInt32("writeQueueNums", tc.WriteQueueNums)
 	ext.SetInt32("perm", tc.Perm)
@@ -323,7 +311,7 @@ func (a *Admin) MaxOffset(ctx context.Context, addr, topic string, queueID int32
 }
 
 // UpdateConsumerOffset commits a group's offset of one queue (UPDATE_CONSUMER_OFFSET, 15).
-func (a *Admin) UpdateConsumerOffset(ctx context.Context, addr, group string, mq MessageQueue, offset int64) error {
+func (a *Admin) UpdateConsumerOffset(ctx context.Context, addr, group string, mq protocol.MessageQueue, offset int64) error {
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": mq.Topic}
 	ext.SetInt32("queueId", mq.QueueID)
 	ext.SetInt64("commitOffset", offset)
@@ -333,7 +321,7 @@ func (a *Admin) UpdateConsumerOffset(ctx context.Context, addr, group string, mq
 
 // CreateSubscriptionGroup creates or updates a group on one broker
 // (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, 200).
-func (a *Admin) CreateSubscriptionGroup(ctx context.Context, addr string, cfg SubscriptionGroupConfig) error {
+func (a *Admin) CreateSubscriptionGroup(ctx context.Context, addr string, cfg protocol.SubscriptionGroupConfig) error {
 	if cfg.Attributes == nil {
 		cfg.Attributes = map[string]string{}
 	}
@@ -355,7 +343,7 @@ func (a *Admin) DeleteSubscriptionGroup(ctx context.Context, addr, group string,
 }
 
 // SubscriptionGroups asks one broker for its groups (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201).
-func (a *Admin) SubscriptionGroups(ctx context.Context, addr string) ([]SubscriptionGroupConfig, error) {
+func (a *Admin) SubscriptionGroups(ctx context.Context, addr string) ([]protocol.SubscriptionGroupConfig, error) {
 	resp, err := a.call(ctx, addr, remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
 	if err != nil {
 		return nil, err

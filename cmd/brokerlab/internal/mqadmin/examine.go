@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -16,15 +16,9 @@ import (
 // Operations across a cluster or a topic's route, as DefaultMQAdminExtImpl
 // and CommandUtil perform them.
 
-// RetryTopic is a group's retry topic (MixAll.getRetryTopic).
-func RetryTopic(group string) string { return "%RETRY%" + group }
-
-// DLQTopic is a group's dead-letter topic (MixAll.getDLQTopic).
-func DLQTopic(group string) string { return "%DLQ%" + group }
-
 // SelectBrokerAddr is BrokerData.selectBrokerAddr: the master, else the
 // slave with the lowest id; "" if none.
-func SelectBrokerAddr(bd *namesrv.BrokerData) string {
+func SelectBrokerAddr(bd *protocol.BrokerData) string {
 	if a := bd.MasterAddr(); a != "" {
 		return a
 	}
@@ -54,7 +48,7 @@ func (a *Admin) ClusterBrokers(ctx context.Context, cluster string, slaves bool)
 	return clusterBrokers(ci, cluster, slaves)
 }
 
-func clusterBrokers(ci *namesrv.ClusterInfo, cluster string, slaves bool) ([]BrokerAddr, error) {
+func clusterBrokers(ci *protocol.ClusterInfo, cluster string, slaves bool) ([]BrokerAddr, error) {
 	names, ok := ci.ClusterAddrTable[cluster]
 	if !ok {
 		return nil, fmt.Errorf("%w: cluster %q (make sure the cluster exists and the name server is the right one)", ErrNotFound, cluster)
@@ -66,7 +60,7 @@ func clusterBrokers(ci *namesrv.ClusterInfo, cluster string, slaves bool) ([]Bro
 			continue
 		}
 		for _, id := range slices.Sorted(maps.Keys(bd.BrokerAddrs)) {
-			if id != namesrv.MasterID && !slaves {
+			if id != protocol.MasterID && !slaves {
 				continue
 			}
 			out = append(out, BrokerAddr{Cluster: cluster, BrokerName: name, BrokerID: id, Addr: bd.BrokerAddrs[id]})
@@ -76,7 +70,7 @@ func clusterBrokers(ci *namesrv.ClusterInfo, cluster string, slaves bool) ([]Bro
 }
 
 // routeBrokers returns the selected address of each broker of a route, by broker name.
-func routeBrokers(rd *namesrv.TopicRouteData) []BrokerAddr {
+func routeBrokers(rd *protocol.TopicRouteData) []BrokerAddr {
 	var out []BrokerAddr
 	for i := range rd.BrokerDatas {
 		bd := &rd.BrokerDatas[i]
@@ -115,7 +109,7 @@ func (a *Admin) ExamineTopicStats(ctx context.Context, topic string) (*TopicStat
 // route of its retry topic, else of topic (examineConsumeStats); on topic
 // only if it is set.
 func (a *Admin) ExamineConsumeStats(ctx context.Context, group, topic string) (*ConsumeStats, error) {
-	rd, err := a.TopicRoute(ctx, RetryTopic(group))
+	rd, err := a.TopicRoute(ctx, protocol.RetryTopic(group))
 	if err != nil && topic != "" {
 		rd, err = a.TopicRoute(ctx, topic)
 	}
@@ -140,13 +134,13 @@ func (a *Admin) ExamineConsumeStats(ctx context.Context, group, topic string) (*
 // CONSUMER_NOT_ONLINE if it has none.
 func (a *Admin) ExamineConsumerConnection(ctx context.Context, group, brokerAddr string) (*ConsumerConnection, error) {
 	if brokerAddr == "" {
-		rd, err := a.TopicRoute(ctx, RetryTopic(group))
+		rd, err := a.TopicRoute(ctx, protocol.RetryTopic(group))
 		if err != nil {
 			return nil, err
 		}
 		bs := routeBrokers(rd)
 		if len(bs) == 0 {
-			return nil, fmt.Errorf("%w: no broker serves %s", ErrNotFound, RetryTopic(group))
+			return nil, fmt.Errorf("%w: no broker serves %s", ErrNotFound, protocol.RetryTopic(group))
 		}
 		brokerAddr = bs[0].Addr
 	}
@@ -202,7 +196,7 @@ func (a *Admin) QueryTopicConsumeByWho(ctx context.Context, topic string) ([]str
 // RollbackStats is one queue reset by the offline path
 // (ResetOffsetByTimeOldCommand's columns).
 type RollbackStats struct {
-	MessageQueue
+	protocol.MessageQueue
 	BrokerOffset    int64 `json:"brokerOffset"`
 	ConsumerOffset  int64 `json:"consumerOffset"`
 	TimestampOffset int64 `json:"timestampOffset"`
@@ -287,7 +281,7 @@ func (a *Admin) resetOffline(ctx context.Context, b BrokerAddr, readQueues int32
 		}
 		for id := int32(0); id < readQueues; id++ {
 			t := byID[id]
-			queues = append(queues, OffsetWrapper{MessageQueue: MessageQueue{Topic: topic, BrokerName: b.BrokerName, QueueID: id},
+			queues = append(queues, OffsetWrapper{MessageQueue: protocol.MessageQueue{Topic: topic, BrokerName: b.BrokerName, QueueID: id},
 				BrokerOffset: t.MaxOffset, ConsumerOffset: t.MinOffset})
 		}
 	}

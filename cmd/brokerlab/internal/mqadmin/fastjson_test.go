@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 func TestNormalize(t *testing.T) {
@@ -60,9 +62,9 @@ func TestDecodeTopicStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []TopicOffset{
-		{MessageQueue{"T", "broker-a", 0}, 1, 4, 1700000000000},
-		{MessageQueue{"T", "broker-a", 1}, 0, 5, 0},
-		{MessageQueue{"T", "broker-b", 1}, 2, 7, 1700000000123},
+		{protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}, 1, 4, 1700000000000},
+		{protocol.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 1}, 0, 5, 0},
+		{protocol.MessageQueue{Topic: "T", BrokerName: "broker-b", QueueID: 1}, 2, 7, 1700000000123},
 	}
 	if !reflect.DeepEqual(ts.Queues, want) || ts.TopicPutTps != 1.5 {
 		t.Fatalf("got %+v tps %v\nwant %+v", ts.Queues, ts.TopicPutTps, want)
@@ -89,9 +91,9 @@ func TestDecodeConsumeStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []OffsetWrapper{
-		{MessageQueue{"%RETRY%g", "a", 0}, 3, 3, 3, 0, 0, 0},
-		{MessageQueue{"T", "a", 0}, 8, 8, 8, 1700000000001, 0, 0},
-		{MessageQueue{"T", "a", 1}, 10, 4, 6, 1700000000000, 6, 2},
+		{protocol.MessageQueue{Topic: "%RETRY%g", BrokerName: "a", QueueID: 0}, 3, 3, 3, 0, 0, 0},
+		{protocol.MessageQueue{Topic: "T", BrokerName: "a", QueueID: 0}, 8, 8, 8, 1700000000001, 0, 0},
+		{protocol.MessageQueue{Topic: "T", BrokerName: "a", QueueID: 1}, 10, 4, 6, 1700000000000, 6, 2},
 	}
 	if !reflect.DeepEqual(cs.Queues, want) || cs.ConsumeTps != 2.25 || cs.DiffTotal() != 6 {
 		t.Fatalf("got %+v tps %v diff %d", cs.Queues, cs.ConsumeTps, cs.DiffTotal())
@@ -103,7 +105,7 @@ func TestDecodeResetOffsetBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []QueueOffset{{MessageQueue{"T", "a", 0}, 0}, {MessageQueue{"T", "a", 1}, 12}}
+	want := []QueueOffset{{protocol.MessageQueue{Topic: "T", BrokerName: "a", QueueID: 0}, 0}, {protocol.MessageQueue{Topic: "T", BrokerName: "a", QueueID: 1}, 12}}
 	if !reflect.DeepEqual(offs, want) {
 		t.Fatalf("got %+v", offs)
 	}
