@@ -47,131 +47,49 @@ while getopts "n:d:f:s:h" opt; do
 		;;
 	esac
 done
-if ! [[ $cycles =~ ^[0-9]+$ ]] || ((cycles < 1 || cycles > 10000)); then
-	echo "crashloop: -n must be 1..10000" >&2
-	exit 2
-fi
 case $pin_flush in "" | sync | group | async) ;; *)
 	echo "crashloop: -f must be sync, group or async" >&2
 	exit 2
 	;;
 esac
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/crashloop.XXXXXX")
-keep_work=1
-if [[ -z $work ]]; then
-	work=$tmp/work
-	keep_work=0
-fi
-mkdir -p "$work"
-bin=$tmp/brokerlab
-cc=$tmp/crashcheck
+# shellcheck source=lib/crashloop.sh
+source "$(dirname "$0")/lib/crashloop.sh"
+broker_pid=""
+cl_pid_vars=(prod_pid broker_pid ns_pid)
+cl_init crashloop "$cycles"
+cl_build
+cl_start_namesrv
 
-ns_pid="" broker_pid="" prod_pid=""
-stop_pid() { # stop_pid PID: TERM, then KILL after 10 s
-	local pid=$1 i
-	[[ -n $pid ]] || return 0
-	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-failed=1
-cleanup() {
-	stop_pid "$prod_pid"
-	stop_pid "$broker_pid"
-	stop_pid "$ns_pid"
-	if ((failed == 0 && keep_work == 0)); then
-		rm -rf "$tmp"
-	else
-		echo "crashloop: logs and store kept in $work" >&2
-		if ((keep_work == 1)); then
-			rm -rf "$tmp" # the binaries; the work directory is elsewhere
-		fi
-	fi
-}
-trap cleanup EXIT
-
-echo "crashloop: building brokerlab and crashcheck" >&2
-(cd "$repo" && go build -o "$bin" ./cmd/brokerlab && go build -o "$cc" ./cmd/crashcheck)
-
-ns_port=$("$cc" freeport)
-"$bin" namesrv --listen "127.0.0.1:$ns_port" --log-level warn 2>>"$work/namesrv.log" &
-ns_pid=$!
-"$cc" wait -addr "127.0.0.1:$ns_port" -timeout 30s
-
-broker_port=$("$cc" freeport)
-broker_addr=127.0.0.1:$broker_port
-paths=(mmap pwrite pool direct)
+broker_addr=127.0.0.1:$("$cc" freeport)
 flushes=(group async sync)
-unsupported=" "
 
-# start_broker PATH FLUSH: start the broker on the store, wait until its
-# store is open. Returns 3 if the write path is unsupported here.
+# start_broker PATH: start the broker on the store with PATH and cur_flush,
+# wait until its store is open. Returns 3 if the write path is unsupported
+# here.
 start_broker() {
-	local path=$1 flush=$2 log=$work/broker.log
-	echo "=== start path=$path flush=$flush" >>"$log"
-	"$bin" broker --namesrv "127.0.0.1:$ns_port" --listen "$broker_addr" --store "$work/store" \
-		--write-path "$path" --flush "$flush" --segment-size "$segment" --log-level warn 2>>"$log" &
-	broker_pid=$!
-	if "$cc" wait -broker -addr "$broker_addr" -timeout 60s; then
-		return 0
-	fi
-	if ! kill -0 "$broker_pid" 2>/dev/null && tail -n 20 "$log" | grep -qi "unsupported"; then
-		wait "$broker_pid" 2>/dev/null || true
-		broker_pid=""
-		return 3
-	fi
-	echo "crashloop: broker did not come up (path=$path flush=$flush); see $log" >&2
-	exit 1
+	local path=$1 log=$work/broker.log
+	echo "=== start path=$path flush=$cur_flush" >>"$log"
+	cl_start_broker broker_pid "$log" "$broker_addr" "broker (path=$path flush=$cur_flush)" \
+		--namesrv "127.0.0.1:$ns_port" --listen "$broker_addr" --store "$work/store" \
+		--write-path "$path" --flush "$cur_flush" --segment-size "$segment" --log-level warn
 }
 
 # start_next CYCLE: start the broker with the cycle's write path (skipping
 # unsupported ones) and flush policy; sets cur_path, cur_flush.
 start_next() {
-	local c=$1 i rc
-	cur_flush=${pin_flush:-${flushes[c % 3]}}
-	for ((i = 0; i < 4; i++)); do
-		cur_path=${paths[(c + i) % 4]}
-		[[ $unsupported == *" $cur_path "* ]] && continue
-		rc=0
-		start_broker "$cur_path" "$cur_flush" || rc=$?
-		if ((rc == 0)); then
-			return 0
-		fi
-		echo "crashloop: write path $cur_path unsupported on this file system; skipping it" >&2
-		unsupported+="$cur_path "
-	done
-	echo "crashloop: no write path works here" >&2
-	exit 1
+	cur_flush=${pin_flush:-${flushes[$1 % 3]}}
+	cl_start_next "$1" start_broker
 }
 
-tot_ack=0 tot_lost=0 tot_corrupt=0 tot_async_lost=0 verify_failed=0
 # verify_prev CYCLE LABEL PATH: check the previous cycle's acknowledgements.
 # On mmap and pwrite an async acknowledgement is in the kernel page cache,
 # which outlives the killed process, so it is required too (-strict-async);
 # pool and direct may lose the bytes still in their user-space buffers.
 verify_prev() {
-	local c=$1 label=$2 path=$3 out rc=0 strict=false
-	[[ $path == mmap || $path == pwrite ]] && strict=true
-	out=$("$cc" verify -addr "$broker_addr" -acks "$work/acks.$c" -survivors "$work/survivors" \
-		-cycle "$c" -label "$label" -strict-async="$strict") || rc=$?
-	echo "$out"
-	((rc == 0)) || verify_failed=1
-	local kv
-	for kv in $out; do
-		case $kv in
-		acknowledged=*) tot_ack=$((tot_ack + ${kv#*=})) ;;
-		lost=*) tot_lost=$((tot_lost + ${kv#*=})) ;;
-		corrupt=*) tot_corrupt=$((tot_corrupt + ${kv#*=})) ;;
-		async_lost=*) tot_async_lost=$((tot_async_lost + ${kv#*=})) ;;
-		esac
-	done
+	local strict=false
+	[[ $3 == mmap || $3 == pwrite ]] && strict=true
+	cl_verify "$1" "$2" "$broker_addr" "$strict"
 }
 
 prev_label="" prev_path=""
@@ -181,17 +99,7 @@ for ((c = 0; c < cycles; c++)); do
 		verify_prev $((c - 1)) "$prev_label restart_path=$cur_path" "$prev_path"
 	fi
 	prev_label="path=$cur_path flush=$cur_flush" prev_path=$cur_path
-	"$cc" produce -addr "$broker_addr" -acks "$work/acks.$c" -cycle "$c" -flush "$cur_flush" \
-		-conc 4 -duration 120s 2>>"$work/produce.log" &
-	prod_pid=$!
-	ms=$((300 + RANDOM % 1700))
-	sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-	kill -KILL "$broker_pid"
-	wait "$broker_pid" 2>/dev/null || true
-	broker_pid=""
-	kill -TERM "$prod_pid" 2>/dev/null || true
-	wait "$prod_pid" || true
-	prod_pid=""
+	cl_load_and_kill "$c" "$broker_addr" "$cur_flush" broker_pid
 done
 
 # Restart once more, check the last cycle, stop cleanly, check offline.
@@ -199,14 +107,8 @@ start_next "$cycles"
 verify_prev $((cycles - 1)) "$prev_label restart_path=$cur_path" "$prev_path"
 stop_pid "$broker_pid"
 broker_pid=""
-case $segment in
-*KiB) seg_bytes=$((${segment%KiB} * 1024)) ;;
-*MiB) seg_bytes=$((${segment%MiB} * 1024 * 1024)) ;;
-*GiB) seg_bytes=$((${segment%GiB} * 1024 * 1024 * 1024)) ;;
-*) seg_bytes=$segment ;;
-esac
 offline_rc=0
-"$cc" offline -store "$work/store" -segment-size "$seg_bytes" -survivors "$work/survivors" || offline_rc=$?
+cl_offline "$work/store" "$segment" || offline_rc=$?
 
 echo "cycles=$cycles acknowledged=$tot_ack lost=$tot_lost corrupt=$tot_corrupt async_lost=$tot_async_lost"
 if ((tot_lost > 0 || tot_corrupt > 0 || verify_failed != 0 || offline_rc != 0)); then

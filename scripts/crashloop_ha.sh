@@ -45,102 +45,29 @@ while getopts "n:d:s:h" opt; do
 		;;
 	esac
 done
-if ! [[ $cycles =~ ^[0-9]+$ ]] || ((cycles < 1 || cycles > 10000)); then
-	echo "crashloop_ha: -n must be 1..10000" >&2
-	exit 2
-fi
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/crashloop_ha.XXXXXX")
-keep_work=1
-if [[ -z $work ]]; then
-	work=$tmp/work
-	keep_work=0
-fi
-mkdir -p "$work"
-bin=$tmp/brokerlab
-cc=$tmp/crashcheck
-
-ns_pid="" master_pid="" slave_pid="" prod_pid=""
-stop_pid() { # stop_pid PID: TERM, then KILL after 10 s
-	local pid=$1 i
-	[[ -n $pid ]] || return 0
-	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-failed=1
-cleanup() {
-	stop_pid "$prod_pid"
-	stop_pid "$master_pid"
-	stop_pid "$slave_pid"
-	stop_pid "$ns_pid"
-	if ((failed == 0 && keep_work == 0)); then
-		rm -rf "$tmp"
-	else
-		echo "crashloop_ha: logs and stores kept in $work" >&2
-		if ((keep_work == 1)); then
-			rm -rf "$tmp"
-		fi
-	fi
-}
-trap cleanup EXIT
-
-echo "crashloop_ha: building brokerlab and crashcheck" >&2
-(cd "$repo" && go build -o "$bin" ./cmd/brokerlab && go build -o "$cc" ./cmd/crashcheck)
-
-ns_port=$("$cc" freeport)
-"$bin" namesrv --listen "127.0.0.1:$ns_port" --log-level warn 2>>"$work/namesrv.log" &
-ns_pid=$!
-"$cc" wait -addr "127.0.0.1:$ns_port" -timeout 30s
+# shellcheck source=lib/crashloop.sh
+source "$(dirname "$0")/lib/crashloop.sh"
+master_pid="" slave_pid=""
+cl_pid_vars=(prod_pid master_pid slave_pid ns_pid)
+cl_init crashloop_ha "$cycles"
+cl_build
+cl_start_namesrv
 
 master_addr=127.0.0.1:$("$cc" freeport)
 ha_addr=127.0.0.1:$("$cc" freeport)
 slave_addr=127.0.0.1:$("$cc" freeport)
 common=(--namesrv "127.0.0.1:$ns_port" --segment-size "$segment" --broker-name broker-ha --cluster ha --log-level info)
-paths=(mmap pwrite pool direct)
-unsupported=" "
 
 # start_master PATH: returns 3 if the write path is unsupported here.
 start_master() {
 	local path=$1 log=$work/master.log
 	echo "=== start path=$path" >>"$log"
-	"$bin" broker "${common[@]}" --listen "$master_addr" --store "$work/master" --write-path "$path" --flush async \
-		--role SYNC_MASTER --ha-listen "$ha_addr" 2>>"$log" &
-	master_pid=$!
-	if "$cc" wait -broker -addr "$master_addr" -timeout 60s; then
-		return 0
-	fi
-	if ! kill -0 "$master_pid" 2>/dev/null && tail -n 20 "$log" | grep -qi "unsupported"; then
-		wait "$master_pid" 2>/dev/null || true
-		master_pid=""
-		return 3
-	fi
-	echo "crashloop_ha: master did not come up (path=$path); see $log" >&2
-	exit 1
+	cl_start_broker master_pid "$log" "$master_addr" "master (path=$path)" \
+		"${common[@]}" --listen "$master_addr" --store "$work/master" --write-path "$path" --flush async \
+		--role SYNC_MASTER --ha-listen "$ha_addr"
 }
 
-start_next() { # start_next CYCLE; sets cur_path
-	local c=$1 i rc
-	for ((i = 0; i < 4; i++)); do
-		cur_path=${paths[(c + i) % 4]}
-		[[ $unsupported == *" $cur_path "* ]] && continue
-		rc=0
-		start_master "$cur_path" || rc=$?
-		if ((rc == 0)); then
-			return 0
-		fi
-		echo "crashloop_ha: write path $cur_path unsupported on this file system; skipping it" >&2
-		unsupported+="$cur_path "
-	done
-	echo "crashloop_ha: no write path works here" >&2
-	exit 1
-}
+start_next() { cl_start_next "$1" start_master; } # start_next CYCLE; sets cur_path
 
 # wait_streaming: until the master (re)started last streams to the slave
 # (the slave reconnects every 5 s), so SYNC sends can be acknowledged.
@@ -156,20 +83,8 @@ wait_streaming() {
 	exit 1
 }
 
-tot_ack=0 tot_lost=0 tot_corrupt=0 verify_failed=0
 verify_slave() { # verify_slave CYCLE LABEL: every acknowledgement is on the slave
-	local c=$1 label=$2 out rc=0 kv
-	out=$("$cc" verify -addr "$slave_addr" -acks "$work/acks.$c" -survivors "$work/survivors" \
-		-cycle "$c" -label "$label" -strict-async=true) || rc=$?
-	echo "$out"
-	((rc == 0)) || verify_failed=1
-	for kv in $out; do
-		case $kv in
-		acknowledged=*) tot_ack=$((tot_ack + ${kv#*=})) ;;
-		lost=*) tot_lost=$((tot_lost + ${kv#*=})) ;;
-		corrupt=*) tot_corrupt=$((tot_corrupt + ${kv#*=})) ;;
-		esac
-	done
+	cl_verify "$1" "$2" "$slave_addr" true
 }
 
 start_next 0
@@ -201,17 +116,7 @@ cp "$work/survivors.warm" "$work/survivors"
 
 for ((c = 0; c < cycles; c++)); do
 	wait_streaming
-	"$cc" produce -addr "$master_addr" -acks "$work/acks.$c" -cycle "$c" -flush async \
-		-conc 4 -duration 120s 2>>"$work/produce.log" &
-	prod_pid=$!
-	ms=$((300 + RANDOM % 1700))
-	sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-	kill -KILL "$master_pid"
-	wait "$master_pid" 2>/dev/null || true
-	master_pid=""
-	kill -TERM "$prod_pid" 2>/dev/null || true
-	wait "$prod_pid" || true
-	prod_pid=""
+	cl_load_and_kill "$c" "$master_addr" async master_pid
 	verify_slave "$c" "master_path=$cur_path flush=async role=SYNC_MASTER"
 	start_next $((c + 1))
 done
@@ -225,14 +130,8 @@ if grep -q "refusing to stream" "$work/master.log"; then
 	echo "crashloop_ha: the master refused its slave after a restart; see $work/master.log" >&2
 	refused=1
 fi
-case $segment in
-*KiB) seg_bytes=$((${segment%KiB} * 1024)) ;;
-*MiB) seg_bytes=$((${segment%MiB} * 1024 * 1024)) ;;
-*GiB) seg_bytes=$((${segment%GiB} * 1024 * 1024 * 1024)) ;;
-*) seg_bytes=$segment ;;
-esac
 offline_rc=0
-"$cc" offline -store "$work/slave" -segment-size "$seg_bytes" -survivors "$work/survivors" || offline_rc=$?
+cl_offline "$work/slave" "$segment" || offline_rc=$?
 
 echo "cycles=$cycles acknowledged=$tot_ack lost=$tot_lost corrupt=$tot_corrupt"
 if ((tot_lost > 0 || tot_corrupt > 0 || verify_failed != 0 || offline_rc != 0 || refused != 0)); then
