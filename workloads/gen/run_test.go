@@ -300,14 +300,30 @@ func TestInterruptStillReports(t *testing.T) {
 	d := fakedriver.New(fakedriver.Config{})
 	cfg := DefaultOpenLoopConfig()
 	cfg.Rate = 2000
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Interrupt once 50 sends were acknowledged (not after a fixed time: on
+	// a loaded machine the workers may not have sent anything yet). Every
+	// acknowledged send is recorded, interrupted or not.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	acked := make(chan int64, 1)
+	go func() {
+		defer cancel()
+		deadline := time.Now().Add(30 * time.Second)
+		for d.Acked() < 50 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		acked <- d.Acked()
+	}()
 	res, err := Run(ctx, DefaultRunConfig(), hist.NewCollector(hist.DefaultConfig()), []Producer{openLoop(t, cfg, d)}, nil)
 	if err != nil || res.Status != StatusInterrupted {
 		t.Fatalf("err %v status %s", err, res.Status)
 	}
-	if res.Summary.Metrics[MetricService].Count == 0 || res.Ended.Before(res.Started) {
-		t.Fatalf("interrupted run lost its results: %+v", res.Summary)
+	n := <-acked
+	if n < 50 {
+		t.Fatalf("only %d sends acknowledged in 30 s", n)
+	}
+	if got := res.Summary.Metrics[MetricService].Count; got < n || res.Ended.Before(res.Started) {
+		t.Fatalf("interrupted run lost its results: %d service samples, %d acknowledged before the interrupt: %+v", got, n, res.Summary)
 	}
 }
 
