@@ -259,6 +259,8 @@ func TestConcurrentRequestsOutOfOrder(t *testing.T) {
 	}
 	entered := make(chan int, n)
 	ts := startTestServer(t, nil, func(ts *testServer) {
+		// A queue of n: with none, a request that arrives before a worker
+		// first parks in its select is answered SYSTEM_BUSY and never enters.
 		ts.RegisterProcessor(codeBlock, ProcessorFunc(func(ctx context.Context, c *Conn, req *Command) (*Command, error) {
 			i, err := req.ExtFields.Int32("id")
 			if err != nil {
@@ -267,7 +269,7 @@ func TestConcurrentRequestsOutOfOrder(t *testing.T) {
 			entered <- int(i)
 			<-gates[i]
 			return echo(ctx, c, req)
-		}), ts.NewExecutor("block", ExecutorConfig{Workers: n, QueueSize: 0}))
+		}), ts.NewExecutor("block", ExecutorConfig{Workers: n, QueueSize: n}))
 	})
 	cl := newTestClient(t, nil)
 	conn, err := cl.Dial(context.Background(), ts.Addr())
