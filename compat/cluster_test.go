@@ -15,6 +15,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/ha"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -46,6 +47,12 @@ func startNamesrvOnly(t *testing.T) *cluster {
 // startHABroker starts one broker of a master–slave pair over engine/store.
 func startHABroker(t *testing.T, ns, name string, role broker.BrokerRole, id int64) *broker.Broker {
 	t.Helper()
+	return startHABrokerIn(t, ns, name, role, id, t.TempDir())
+}
+
+// startHABrokerIn is startHABroker with its store in dir.
+func startHABrokerIn(t *testing.T, ns, name string, role broker.BrokerRole, id int64, dir string) *broker.Broker {
+	t.Helper()
 	cfg := broker.DefaultConfig()
 	cfg.BrokerName = name
 	cfg.ListenAddr = "127.0.0.1:0"
@@ -56,7 +63,7 @@ func startHABroker(t *testing.T, ns, name string, role broker.BrokerRole, id int
 	cfg.HAClient = ha.ClientConfig{HeartbeatInterval: time.Second, ReconnectInterval: 100 * time.Millisecond}
 	cfg.SlaveSyncInterval = 200 * time.Millisecond
 	cfg.SlaveReadEnable = role == broker.Slave
-	scfg := store.DefaultConfig(t.TempDir())
+	scfg := store.DefaultConfig(dir)
 	scfg.CommitLog.Flush = flush.DefaultConfig(flush.Async)
 	scfg.CommitLog.SegmentSize = 4 << 20
 	scfg.ConsumeQueue = consumequeue.Config{UnitsPerFile: 10000}
@@ -76,8 +83,10 @@ func startHABroker(t *testing.T, ns, name string, role broker.BrokerRole, id int
 // TestTwoMasterSlavePairs: broker-a and broker-b, each a SYNC_MASTER with a
 // slave, on one name server. The official producer spreads sends over both
 // masters and push consumers balance the queues of both; after broker-a's
-// master stops, the producer goes on on broker-b (client retry), and the
-// consumers read what broker-a still held from broker-a's slave.
+// master crashes (SIGKILL of its process: it does not unregister), the
+// producer goes on on broker-b (client retry), the name server drops the
+// master from the route (its connection closed), and the consumers read
+// what broker-a still held from broker-a's slave.
 //
 // The official Go client fetches and commits consumer offsets only at a
 // broker's master (FindBrokerAddrByName), so a consumer that has no offset
@@ -87,19 +96,20 @@ func startHABroker(t *testing.T, ns, name string, role broker.BrokerRole, id int
 func TestTwoMasterSlavePairs(t *testing.T) {
 	c := startNamesrvOnly(t)
 	ns := c.ns.Addr()
-	masters := map[string]*broker.Broker{}
-	for _, name := range []string{"broker-a", "broker-b"} {
-		masters[name] = startHABroker(t, ns, name, broker.SyncMaster, 0)
-		startHABroker(t, ns, name, broker.Slave, 1)
-	}
-	for name, m := range masters {
-		waitUntil(t, name+"'s slave to stream", 20*time.Second, func() bool { return m.HAService().IsSlaveOK(1) })
+	// broker-a's master runs in a child process, to be SIGKILLed.
+	masterA := startChildMaster(t, ns, "broker-a")
+	startHABroker(t, ns, "broker-a", broker.Slave, 1)
+	masterB := startHABroker(t, ns, "broker-b", broker.SyncMaster, 0)
+	startHABroker(t, ns, "broker-b", broker.Slave, 1)
+	masterA.waitLine("SLAVE_OK", 20*time.Second)
+	waitUntil(t, "broker-b's slave to stream", 20*time.Second, func() bool { return masterB.HAService().IsSlaveOK(1) })
+	for name, addr := range map[string]string{"broker-a": masterA.addr, "broker-b": masterB.Addr()} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := c.rc.InvokeSync(ctx, m.Addr(), remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
+		resp, err := c.rc.InvokeSync(ctx, addr, remoting.NewRequest(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{
 			"topic": topicCluster, "defaultTopic": "TBW102", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6",
 			"topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}))
 		cancel()
-		if err != nil || resp.Code != remoting.RespSuccess {
+		if err != nil || resp.Code != protocol.RespSuccess {
 			t.Fatalf("create topic on %s: %v %v", name, resp, err)
 		}
 	}
@@ -111,7 +121,7 @@ func TestTwoMasterSlavePairs(t *testing.T) {
 		n := 0
 		for _, bd := range rd.BrokerDatas {
 			if bd.BrokerName == "broker-a" || bd.BrokerName == "broker-b" {
-				if bd.BrokerAddrs[namesrv.MasterID] != "" && bd.BrokerAddrs[1] != "" {
+				if bd.BrokerAddrs[protocol.MasterID] != "" && bd.BrokerAddrs[1] != "" {
 					n++
 				}
 			}
@@ -208,10 +218,9 @@ func TestTwoMasterSlavePairs(t *testing.T) {
 		}
 	}
 
-	// broker-a's master goes away (its SYNC sends are on its slave).
-	if err := masters["broker-a"].Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	// broker-a's master crashes (its SYNC sends are on its slave): no
+	// shutdown, no unregistration.
+	masterA.kill()
 	var after []string
 	for i := range 100 {
 		body := fmt.Sprintf("after-%04d", i)
@@ -224,6 +233,21 @@ func TestTwoMasterSlavePairs(t *testing.T) {
 		}
 		after = append(after, body)
 	}
+
+	// The name server drops the master once its connection is gone; the
+	// slave stays in the route.
+	waitUntil(t, "the route to lose broker-a's master", 10*time.Second, func() bool {
+		rd, ok := c.ns.TopicRoute(topicCluster)
+		if !ok {
+			return false
+		}
+		for _, bd := range rd.BrokerDatas {
+			if bd.BrokerName == "broker-a" {
+				return bd.BrokerAddrs[protocol.MasterID] == "" && bd.BrokerAddrs[1] != ""
+			}
+		}
+		return false
+	})
 
 	// Resumed, the consumers read broker-a's queues from its slave (once
 	// their route says the master is gone) and broker-b's from its master.
@@ -239,5 +263,5 @@ func TestTwoMasterSlavePairs(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("spread %v; %d messages on broker-a read from its slave after the master stopped", perBroker, midOnA)
+	t.Logf("spread %v; %d messages on broker-a read from its slave after the master was killed", perBroker, midOnA)
 }
