@@ -20,6 +20,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/index"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -141,9 +142,9 @@ func (c *cluster) waitRoute(topic string) {
 func (c *cluster) members(group string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	req := remoting.NewRequest(remoting.ReqGetConsumerListByGroup, remoting.ExtFields{"consumerGroup": group})
+	req := remoting.NewRequest(protocol.ReqGetConsumerListByGroup, remoting.ExtFields{"consumerGroup": group})
 	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), req)
-	if err != nil || resp.Code != remoting.RespSuccess {
+	if err != nil || resp.Code != protocol.RespSuccess {
 		return nil
 	}
 	var body struct {
@@ -159,7 +160,7 @@ func (c *cluster) maxOffset(topic string, queueID int32) int64 {
 	defer cancel()
 	ext := remoting.ExtFields{"topic": topic}
 	ext.SetInt32("queueId", queueID)
-	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(remoting.ReqGetMaxOffset, ext))
+	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(protocol.ReqGetMaxOffset, ext))
 	if err != nil {
 		c.t.Fatalf("GET_MAX_OFFSET: %v", err)
 	}

@@ -28,14 +28,14 @@ func (c *cluster) call(code int32, ext remoting.ExtFields, body []byte) *remotin
 	req.Body = body
 	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), req)
 	if err != nil {
-		c.t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
+		c.t.Fatalf("%s: %v", protocol.RequestCodeName(code), err)
 	}
 	return resp
 }
 
 func wantOK(t *testing.T, what string, resp *remoting.Command) {
 	t.Helper()
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		t.Fatalf("%s: code %d %q", what, resp.Code, resp.Remark)
 	}
 }
@@ -127,9 +127,9 @@ func TestOpsSubscriptionGroupsWithGoAdmin(t *testing.T) {
 	c := startCluster(t)
 	adm := newAdmin(t, c)
 	body := `{"groupName":"compat_ops_sg","consumeEnable":false,"retryMaxTimes":3,"consumeBroadcastEnable":true}`
-	wantOK(t, "create group", c.call(remoting.ReqUpdateAndCreateSubscriptionGroup, nil, []byte(body)))
-	wantOK(t, "create group 2", c.call(remoting.ReqUpdateAndCreateSubscriptionGroup, nil, []byte(`{"groupName":"compat_ops_gone"}`)))
-	wantOK(t, "delete group", c.call(remoting.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "compat_ops_gone"}, nil))
+	wantOK(t, "create group", c.call(protocol.ReqUpdateAndCreateSubscriptionGroup, nil, []byte(body)))
+	wantOK(t, "create group 2", c.call(protocol.ReqUpdateAndCreateSubscriptionGroup, nil, []byte(`{"groupName":"compat_ops_gone"}`)))
+	wantOK(t, "delete group", c.call(protocol.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "compat_ops_gone"}, nil))
 	createTopic(t, c, adm, "CompatOpsSG", 1)
 	startConsumer(t, c, "compat_ops_live", "c", "CompatOpsSG", newReceived())
 
@@ -174,7 +174,7 @@ func TestOpsResetOffsetReachesGoConsumer(t *testing.T) {
 		return ok && off == 3
 	})
 
-	resp := c.call(remoting.ReqInvokeBrokerToResetOffset, remoting.ExtFields{"group": group, "topic": topic,
+	resp := c.call(protocol.ReqInvokeBrokerToResetOffset, remoting.ExtFields{"group": group, "topic": topic,
 		"timestamp": "0", "isForce": "true"}, nil)
 	wantOK(t, "reset", resp)
 	want := fmt.Sprintf(`{"offsetTable":{{"brokerName":%q,"queueId":0,"topic":%q}:0}}`, c.b.Config().BrokerName, topic)
@@ -209,7 +209,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 	var kv struct {
 		Table map[string]string `json:"table"`
 	}
-	resp := c.call(remoting.ReqGetBrokerRuntimeInfo, nil, nil)
+	resp := c.call(protocol.ReqGetBrokerRuntimeInfo, nil, nil)
 	wantOK(t, "runtime info", resp)
 	if err := json.Unmarshal(resp.Body, &kv); err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 		t.Fatalf("msgGetTotalTodayNow %q", kv.Table["msgGetTotalTodayNow"])
 	}
 
-	resp = c.call(remoting.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": topic}, nil)
+	resp = c.call(protocol.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": topic}, nil)
 	wantOK(t, "topic stats", resp)
 	raw, _ := broker.FieldOf(resp.Body, "offsetTable")
 	tab, err := broker.ParseMQMap(raw)
@@ -241,7 +241,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 	}
 
 	waitUntil(t, "consume stats without lag", 15*time.Second, func() bool {
-		resp = c.call(remoting.ReqGetConsumeStats, remoting.ExtFields{"consumerGroup": group, "topic": topic}, nil)
+		resp = c.call(protocol.ReqGetConsumeStats, remoting.ExtFields{"consumerGroup": group, "topic": topic}, nil)
 		raw, _ := broker.FieldOf(resp.Body, "offsetTable")
 		tab, err := broker.ParseMQMap(raw)
 		if err != nil || len(tab) != 2 {
@@ -256,19 +256,19 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 		return lag == 0
 	})
 
-	resp = c.call(remoting.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": group}, nil)
+	resp = c.call(protocol.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": group}, nil)
 	wantOK(t, "consumer connections", resp)
 	var cc protocol.ConsumerConnection
 	if err := json.Unmarshal(resp.Body, &cc); err != nil || len(cc.ConnectionSet) != 1 || cc.ConnectionSet[0].Language != "GO" ||
 		cc.MessageModel != "Clustering" && cc.MessageModel != "CLUSTERING" || cc.SubscriptionTable[topic].Topic != topic {
 		t.Fatalf("consumer connection %s (%v)", resp.Body, err)
 	}
-	resp = c.call(remoting.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "compat_ops_stats_pg"}, nil)
+	resp = c.call(protocol.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "compat_ops_stats_pg"}, nil)
 	wantOK(t, "producer connections", resp)
 	if !strings.Contains(string(resp.Body), `"language":"GO"`) {
 		t.Fatalf("producer connection %s", resp.Body)
 	}
-	resp = c.call(remoting.ReqQueryTopicConsumeByWho, remoting.ExtFields{"topic": topic}, nil)
+	resp = c.call(protocol.ReqQueryTopicConsumeByWho, remoting.ExtFields{"topic": topic}, nil)
 	wantOK(t, "consume by who", resp)
 	if string(resp.Body) != `{"groupList":["`+group+`"]}` {
 		t.Fatalf("group list %s", resp.Body)
@@ -276,7 +276,7 @@ func TestOpsStatsBodiesParse(t *testing.T) {
 
 	// INVOKE_BROKER_TO_GET_CONSUMER_STATUS asks the Go consumer itself
 	// (GET_CONSUMER_STATUS_FROM_CLIENT) and relays its offsets.
-	resp = c.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": topic, "group": group}, nil)
+	resp = c.call(protocol.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": topic, "group": group}, nil)
 	wantOK(t, "consumer status", resp)
 	raw, ok := broker.FieldOf(resp.Body, "consumerTable")
 	if !ok || !strings.Contains(string(raw), `"`+cc.ConnectionSet[0].ClientID+`":{{`) {

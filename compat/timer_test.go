@@ -10,6 +10,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -181,13 +182,13 @@ func TestLitePullMessageRaw(t *testing.T) {
 			"commitOffset": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG", "bname": c.b.Config().BrokerName,
 			"suspendTimeoutMillis": "20000"}
 		ext.SetInt64("queueOffset", offset)
-		ext.SetInt32("sysFlag", remoting.PullFlagSuspend|remoting.PullFlagSubscription|remoting.PullFlagLitePull)
+		ext.SetInt32("sysFlag", protocol.PullFlagSuspend|protocol.PullFlagSubscription|protocol.PullFlagLitePull)
 		return ext
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(remoting.ReqLitePullMessage, lite(0)))
-	if err != nil || resp.Code != remoting.RespSuccess {
+	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(protocol.ReqLitePullMessage, lite(0)))
+	if err != nil || resp.Code != protocol.RespSuccess {
 		t.Fatalf("lite pull: %v %v", err, resp)
 	}
 	if r, err := record.Decode(resp.Body, true); err != nil || string(r.Body) != "first" {
@@ -201,7 +202,7 @@ func TestLitePullMessageRaw(t *testing.T) {
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		r, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(remoting.ReqLitePullMessage, lite(1)))
+		r, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(protocol.ReqLitePullMessage, lite(1)))
 		ch <- answer{r, err}
 	}()
 	waitUntil(t, "lite pull held", 5*time.Second, func() bool { return c.b.HeldPulls() == 1 })
@@ -209,7 +210,7 @@ func TestLitePullMessageRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := <-ch
-	if a.err != nil || a.resp.Code != remoting.RespSuccess {
+	if a.err != nil || a.resp.Code != protocol.RespSuccess {
 		t.Fatalf("held lite pull: %v %v", a.err, a.resp)
 	}
 	if r, err := record.Decode(a.resp.Body, true); err != nil || string(r.Body) != "second" {

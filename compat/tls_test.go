@@ -18,6 +18,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/remoting/tlstest"
 )
@@ -130,10 +131,10 @@ func (c *tlsCluster) createTopic(t *testing.T, topic string, conf *remoting.TLSC
 	defer rc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req := remoting.NewRequest(remoting.ReqUpdateAndCreateTopic,
+	req := remoting.NewRequest(protocol.ReqUpdateAndCreateTopic,
 		remoting.ExtFields{"topic": topic, "readQueueNums": "2", "writeQueueNums": "2", "perm": "6"})
 	resp, err := rc.InvokeSync(ctx, c.b.Addr(), req)
-	if err != nil || resp.Code != remoting.RespSuccess {
+	if err != nil || resp.Code != protocol.RespSuccess {
 		t.Fatalf("create topic %s: %v %v", topic, resp, err)
 	}
 	waitUntil(t, "route of "+topic, 10*time.Second, func() bool { _, ok := c.ns.TopicRoute(topic); return ok })

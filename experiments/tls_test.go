@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/workloads"
 )
@@ -75,7 +76,7 @@ func TestBrokerSystemTLS(t *testing.T) {
 	defer plain.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := plain.InvokeSync(ctx, s.b.Addr(), remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil)); err == nil {
+	if _, err := plain.InvokeSync(ctx, s.b.Addr(), remoting.NewRequest(protocol.ReqGetBrokerClusterInfo, nil)); err == nil {
 		t.Fatal("plaintext client served by the tls-on broker")
 	}
 }

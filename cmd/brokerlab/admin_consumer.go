@@ -14,7 +14,6 @@ import (
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
 	"github.com/brokerlab/brokerlab/engine/protocol"
-	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 func init() {
@@ -295,7 +294,7 @@ func resetOneQueue(ctx context.Context, f *adminFlags, a *mqadmin.Admin, out io.
 		return err
 	}
 	if _, err := a.ResetQueueOffset(ctx, addr, topic, group, queueID, offset); err != nil &&
-		mqadmin.ResponseCode(err) != remoting.RespConsumerNotOnline { // offline: the commit is all there is to do
+		mqadmin.ResponseCode(err) != protocol.RespConsumerNotOnline { // offline: the commit is all there is to do
 		return err
 	}
 	return f.emit(out, queueReset{Broker: addr, Topic: topic, QueueID: queueID, Offset: offset}, func() {

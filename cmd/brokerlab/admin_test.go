@@ -141,10 +141,10 @@ func (e *adminEnv) call(code int32, ext remoting.ExtFields, body []byte) *remoti
 	req.Body = body
 	resp, err := e.client.InvokeSync(ctx, e.addr, req)
 	if err != nil {
-		e.t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
+		e.t.Fatalf("%s: %v", protocol.RequestCodeName(code), err)
 	}
-	if resp.Code != remoting.RespSuccess {
-		e.t.Fatalf("%s: %s %q", remoting.RequestCodeName(code), remoting.ResponseCodeName(resp.Code), resp.Remark)
+	if resp.Code != protocol.RespSuccess {
+		e.t.Fatalf("%s: %s %q", protocol.RequestCodeName(code), protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	return resp
 }
@@ -154,7 +154,7 @@ func (e *adminEnv) send(topic string, queueID int32, body string, props map[stri
 	e.t.Helper()
 	h := remoting.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: record.EncodeProperties(props)}
-	resp := e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte(body))
+	resp := e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte(body))
 	id, err := resp.ExtFields.String("msgId")
 	if err != nil {
 		e.t.Fatal(err)
@@ -175,7 +175,7 @@ func (e *adminEnv) heartbeat(clientID, consumerGroup, producerGroup, topic strin
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.call(remoting.ReqHeartBeat, nil, body)
+	e.call(protocol.ReqHeartBeat, nil, body)
 }
 
 func (e *adminEnv) commitOffset(group, topic string, queueID int32, offset int64) {
@@ -183,7 +183,7 @@ func (e *adminEnv) commitOffset(group, topic string, queueID int32, offset int64
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": topic}
 	ext.SetInt32("queueId", queueID)
 	ext.SetInt64("commitOffset", offset)
-	e.call(remoting.ReqUpdateConsumerOffset, ext, nil)
+	e.call(protocol.ReqUpdateConsumerOffset, ext, nil)
 }
 
 // wantLine fails unless out has a line matching the regular expression.
@@ -294,7 +294,7 @@ func TestAdminCommands(t *testing.T) {
 	for pushed := false; !pushed; {
 		select {
 		case push := <-e.pushes:
-			if push.Code != remoting.ReqResetConsumerClientOffset {
+			if push.Code != protocol.ReqResetConsumerClientOffset {
 				continue // NOTIFY_CONSUMER_IDS_CHANGED and the like
 			}
 			offs, err := mqadmin.DecodeResetOffsetBody(push.Body)
@@ -444,7 +444,7 @@ func TestAdminCommands(t *testing.T) {
 	if strings.Contains(e.mustAdmin("topicList"), topic+"\n") {
 		t.Fatal("topicList still lists the deleted topic")
 	}
-	if _, err := a.TopicStats(context.Background(), e.addr, topic); mqadmin.ResponseCode(err) != remoting.RespTopicNotExist {
+	if _, err := a.TopicStats(context.Background(), e.addr, topic); mqadmin.ResponseCode(err) != protocol.RespTopicNotExist {
 		t.Fatalf("topic stats after deleteTopic: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/acl"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -38,7 +39,7 @@ func TestBrokerACLFlag(t *testing.T) {
 	create := func(topic string, sign bool) *remoting.Command {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		req := remoting.NewRequest(remoting.ReqUpdateAndCreateTopic,
+		req := remoting.NewRequest(protocol.ReqUpdateAndCreateTopic,
 			remoting.ExtFields{"topic": topic, "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"})
 		if sign {
 			acl.Sign(req.Ext(), nil, req.Version, "cliAdmin01", "cliSecret01", "")
@@ -49,10 +50,10 @@ func TestBrokerACLFlag(t *testing.T) {
 		}
 		return resp
 	}
-	if resp := create("AclCliT", false); resp.Code != remoting.RespNoPermission || !strings.Contains(resp.Remark, "carries no AccessKey") {
+	if resp := create("AclCliT", false); resp.Code != protocol.RespNoPermission || !strings.Contains(resp.Remark, "carries no AccessKey") {
 		t.Fatalf("unsigned create: %v", resp)
 	}
-	if resp := create("AclCliT", true); resp.Code != remoting.RespSuccess {
+	if resp := create("AclCliT", true); resp.Code != protocol.RespSuccess {
 		t.Fatalf("admin create: %v", resp)
 	}
 	// brokerlab admin signs with --access-key/--secret-key; unsigned it is refused.
@@ -68,7 +69,7 @@ func TestBrokerACLFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(procLimit)
-	for create("AclCliT2", false).Code != remoting.RespSuccess {
+	for create("AclCliT2", false).Code != protocol.RespSuccess {
 		if time.Now().After(deadline) {
 			t.Fatalf("the edited ACL file was not applied:\n%s", br.log())
 		}

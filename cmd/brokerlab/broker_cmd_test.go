@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -138,7 +139,7 @@ func call(t *testing.T, c *remoting.Client, addr string, code int32, ext remotin
 	req.Body = body
 	resp, err := c.InvokeSync(ctx, addr, req)
 	if err != nil {
-		t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
+		t.Fatalf("%s: %v", protocol.RequestCodeName(code), err)
 	}
 	return resp
 }
@@ -156,7 +157,7 @@ func TestNamesrvAndBrokerProcesses(t *testing.T) {
 	c := remoting.NewClient(remoting.DefaultClientConfig())
 	defer c.Close()
 	create := remoting.ExtFields{"topic": "CliT", "readQueueNums": "2", "writeQueueNums": "2", "perm": "6"}
-	if resp := call(t, c, addr, remoting.ReqUpdateAndCreateTopic, create, nil); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, addr, protocol.ReqUpdateAndCreateTopic, create, nil); resp.Code != protocol.RespSuccess {
 		t.Fatalf("create topic: %v", resp)
 	}
 	deadline := time.Now().Add(procLimit)
@@ -172,7 +173,7 @@ func TestNamesrvAndBrokerProcesses(t *testing.T) {
 	}
 	h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: "CliT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		QueueID: 1, BornTimestamp: time.Now().UnixMilli()}
-	if resp := call(t, c, addr, remoting.ReqSendMessageV2, h.ExtFields(true), []byte("survives")); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, addr, protocol.ReqSendMessageV2, h.ExtFields(true), []byte("survives")); resp.Code != protocol.RespSuccess {
 		t.Fatalf("send: %v", resp)
 	}
 
@@ -188,8 +189,8 @@ func TestNamesrvAndBrokerProcesses(t *testing.T) {
 	addr = br.listenAddr(t)
 	pull := remoting.ExtFields{"consumerGroup": "g", "topic": "CliT", "queueId": "1", "queueOffset": "0", "maxMsgNums": "32",
 		"sysFlag": "0", "commitOffset": "-1", "suspendTimeoutMillis": "0"}
-	resp := call(t, c, addr, remoting.ReqPullMessage, pull, nil)
-	if resp.Code != remoting.RespSuccess {
+	resp := call(t, c, addr, protocol.ReqPullMessage, pull, nil)
+	if resp.Code != protocol.RespSuccess {
 		t.Fatalf("pull after restart: %v", resp)
 	}
 	if rec, err := record.Decode(resp.Body, true); err != nil || string(rec.Body) != "survives" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -36,13 +37,13 @@ func TestSyncMasterKill9(t *testing.T) {
 	c := remoting.NewClient(remoting.DefaultClientConfig())
 	defer c.Close()
 	create := remoting.ExtFields{"topic": "KillT", "readQueueNums": "4", "writeQueueNums": "4", "perm": "6"}
-	if resp := call(t, c, maddr, remoting.ReqUpdateAndCreateTopic, create, nil); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, maddr, protocol.ReqUpdateAndCreateTopic, create, nil); resp.Code != protocol.RespSuccess {
 		t.Fatalf("create topic: %v", resp)
 	}
 	send := func(ctx context.Context, q int32, body []byte) (*remoting.Command, error) {
 		h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: "KillT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 			QueueID: q, BornTimestamp: time.Now().UnixMilli()}
-		req := remoting.NewRequest(remoting.ReqSendMessageV2, h.ExtFields(true))
+		req := remoting.NewRequest(protocol.ReqSendMessageV2, h.ExtFields(true))
 		req.Body = body
 		return c.InvokeSync(ctx, maddr, req)
 	}
@@ -53,10 +54,10 @@ func TestSyncMasterKill9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.Code == remoting.RespSuccess {
+		if resp.Code == protocol.RespSuccess {
 			break
 		}
-		if resp.Code != remoting.RespSlaveNotAvailable || time.Now().After(deadline) {
+		if resp.Code != protocol.RespSlaveNotAvailable || time.Now().After(deadline) {
 			t.Fatalf("probe send: %d %s\nmaster:\n%s\nslave:\n%s", resp.Code, resp.Remark, master.log(), slave.log())
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -85,7 +86,7 @@ func TestSyncMasterKill9(t *testing.T) {
 				if err != nil {
 					return // the master is gone
 				}
-				if resp.Code != remoting.RespSuccess {
+				if resp.Code != protocol.RespSuccess {
 					continue
 				}
 				_, phys, err := record.ParseOffsetMsgID(resp.ExtFields["msgId"])

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -93,14 +94,14 @@ func TestMetricsListenProcesses(t *testing.T) {
 	c := remoting.NewClient(remoting.DefaultClientConfig())
 	defer c.Close()
 	create := remoting.ExtFields{"topic": "MetricsT", "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"}
-	if resp := call(t, c, addr, remoting.ReqUpdateAndCreateTopic, create, nil); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, addr, protocol.ReqUpdateAndCreateTopic, create, nil); resp.Code != protocol.RespSuccess {
 		t.Fatalf("create topic: %v", resp)
 	}
 	const sent = 5
 	h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: "MetricsT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		QueueID: 0, BornTimestamp: time.Now().UnixMilli()}
 	for range sent {
-		if resp := call(t, c, addr, remoting.ReqSendMessageV2, h.ExtFields(true), []byte(strings.Repeat("b", 64))); resp.Code != remoting.RespSuccess {
+		if resp := call(t, c, addr, protocol.ReqSendMessageV2, h.ExtFields(true), []byte(strings.Repeat("b", 64))); resp.Code != protocol.RespSuccess {
 			t.Fatalf("send: %v", resp)
 		}
 	}
@@ -108,8 +109,8 @@ func TestMetricsListenProcesses(t *testing.T) {
 	// message sent, so that the lag scraped below is fixed (sent - 2).
 	maxOff := remoting.ExtFields{"topic": "MetricsT", "queueId": "0"}
 	for deadline := time.Now().Add(procLimit); ; {
-		resp := call(t, c, addr, remoting.ReqGetMaxOffset, maxOff, nil)
-		if resp.Code != remoting.RespSuccess {
+		resp := call(t, c, addr, protocol.ReqGetMaxOffset, maxOff, nil)
+		if resp.Code != protocol.RespSuccess {
 			t.Fatalf("max offset: %v", resp)
 		}
 		if resp.ExtFields["offset"] == strconv.Itoa(sent) {
@@ -122,11 +123,11 @@ func TestMetricsListenProcesses(t *testing.T) {
 	}
 	pull := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "queueOffset": "0", "maxMsgNums": "2",
 		"sysFlag": "0", "commitOffset": "-1", "suspendTimeoutMillis": "0"}
-	if resp := call(t, c, addr, remoting.ReqPullMessage, pull, nil); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, addr, protocol.ReqPullMessage, pull, nil); resp.Code != protocol.RespSuccess {
 		t.Fatalf("pull: %v", resp)
 	}
 	commit := remoting.ExtFields{"consumerGroup": "mg", "topic": "MetricsT", "queueId": "0", "commitOffset": "2"}
-	if resp := call(t, c, addr, remoting.ReqUpdateConsumerOffset, commit, nil); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, addr, protocol.ReqUpdateConsumerOffset, commit, nil); resp.Code != protocol.RespSuccess {
 		t.Fatalf("commit: %v", resp)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/remoting/tlstest"
 )
@@ -171,7 +172,7 @@ func TestTLSProcesses(t *testing.T) {
 	c := remoting.NewClient(ccfg)
 	defer c.Close()
 	create := remoting.ExtFields{"topic": "TlsT", "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"}
-	if resp := call(t, c, addr, remoting.ReqUpdateAndCreateTopic, create, nil); resp.Code != remoting.RespSuccess {
+	if resp := call(t, c, addr, protocol.ReqUpdateAndCreateTopic, create, nil); resp.Code != protocol.RespSuccess {
 		t.Fatalf("create topic over TLS: %v", resp)
 	}
 	deadline := time.Now().Add(procLimit)
@@ -191,7 +192,7 @@ func TestTLSProcesses(t *testing.T) {
 	defer plain.Close()
 	for _, a := range []string{nsAddr, addr} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := plain.InvokeSync(ctx, a, remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil))
+		_, err := plain.InvokeSync(ctx, a, remoting.NewRequest(protocol.ReqGetBrokerClusterInfo, nil))
 		cancel()
 		if err == nil {
 			t.Fatalf("plaintext request served by the enforcing server at %s", a)

@@ -61,16 +61,16 @@ func runWait(args []string) error {
 		var resp *remoting.Command
 		var err error
 		if *isBroker {
-			resp, err = call(cl, *addr, time.Second, remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": protocol.DefaultTopic, "queueId": "0"}, nil)
+			resp, err = call(cl, *addr, time.Second, protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": protocol.DefaultTopic, "queueId": "0"}, nil)
 		} else {
-			resp, err = call(cl, *addr, time.Second, remoting.ReqGetBrokerClusterInfo, nil, nil)
+			resp, err = call(cl, *addr, time.Second, protocol.ReqGetBrokerClusterInfo, nil, nil)
 		}
 		switch {
 		case err != nil:
 			last = err
 			cl.CloseConn(*addr)
-		case *isBroker && resp.Code != remoting.RespSuccess:
-			last = fmt.Errorf("GET_MAX_OFFSET answered %s %q", remoting.ResponseCodeName(resp.Code), resp.Remark)
+		case *isBroker && resp.Code != protocol.RespSuccess:
+			last = fmt.Errorf("GET_MAX_OFFSET answered %s %q", protocol.ResponseCodeName(resp.Code), resp.Remark)
 		default:
 			return nil
 		}
@@ -81,7 +81,7 @@ func runWait(args []string) error {
 
 // createTopic creates topic with queues read/write queues (idempotent).
 func createTopic(cl *remoting.Client, addr, topic string, queues int) error {
-	resp, err := call(cl, addr, 5*time.Second, remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
+	resp, err := call(cl, addr, 5*time.Second, protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{
 		"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG",
 		"topicSysFlag": "0", "order": "false",
@@ -89,8 +89,8 @@ func createTopic(cl *remoting.Client, addr, topic string, queues int) error {
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	if resp.Code != remoting.RespSuccess {
-		return fmt.Errorf("create topic %s: %s %q", topic, remoting.ResponseCodeName(resp.Code), resp.Remark)
+	if resp.Code != protocol.RespSuccess {
+		return fmt.Errorf("create topic %s: %s %q", topic, protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	return nil
 }
@@ -103,8 +103,8 @@ func queueOffset(cl *remoting.Client, addr string, code int32, topic string, que
 	if err != nil {
 		return 0, err
 	}
-	if resp.Code != remoting.RespSuccess {
-		return 0, fmt.Errorf("%s %s/%d: %s %q", remoting.RequestCodeName(code), topic, queueID, remoting.ResponseCodeName(resp.Code), resp.Remark)
+	if resp.Code != protocol.RespSuccess {
+		return 0, fmt.Errorf("%s %s/%d: %s %q", protocol.RequestCodeName(code), topic, queueID, protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	return resp.ExtFields.Int64("offset")
 }

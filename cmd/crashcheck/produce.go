@@ -145,14 +145,14 @@ func runProduce(args []string) error {
 						record.PropertyUniqKey: uniq, "SEQ": seq, record.PropertyKeys: seq,
 					}),
 				}
-				resp, err := call(cl, *addr, 5*time.Second, remoting.ReqSendMessageV2, h.ExtFields(true), body)
+				resp, err := call(cl, *addr, 5*time.Second, protocol.ReqSendMessageV2, h.ExtFields(true), body)
 				if err != nil {
 					failed.Add(1)
 					cl.CloseConn(*addr)
 					time.Sleep(20 * time.Millisecond)
 					continue
 				}
-				if resp.Code != remoting.RespSuccess {
+				if resp.Code != protocol.RespSuccess {
 					refused.Add(1)
 					continue
 				}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -161,11 +162,11 @@ func runVerify(args []string) error {
 // else.
 func pullQueue(cl *remoting.Client, addr, topic string, q int32, found map[queueSlot]stored, maxOff map[queueSlot]int64,
 	uniqSeen map[string]queueSlot, res *checkResult) error {
-	maxO, err := queueOffset(cl, addr, remoting.ReqGetMaxOffset, topic, q)
+	maxO, err := queueOffset(cl, addr, protocol.ReqGetMaxOffset, topic, q)
 	if err != nil {
 		return err
 	}
-	minO, err := queueOffset(cl, addr, remoting.ReqGetMinOffset, topic, q)
+	minO, err := queueOffset(cl, addr, protocol.ReqGetMinOffset, topic, q)
 	if err != nil {
 		return err
 	}
@@ -186,17 +187,17 @@ func pullQueue(cl *remoting.Client, addr, topic string, q int32, found map[queue
 		ext.SetInt32("maxMsgNums", 32)
 		ext.SetInt32("sysFlag", 0)
 		ext.SetInt64("suspendTimeoutMillis", 0)
-		resp, err := call(cl, addr, 10*time.Second, remoting.ReqPullMessage, ext, nil)
+		resp, err := call(cl, addr, 10*time.Second, protocol.ReqPullMessage, ext, nil)
 		if err != nil {
 			return fmt.Errorf("verify: pull %s/%d@%d: %w", topic, q, off, err)
 		}
-		if resp.Code != remoting.RespSuccess {
+		if resp.Code != protocol.RespSuccess {
 			res.corrupt++
 			res.problem("%s/%d@%d: pull answered %s %q below the max offset %d (a hole?)", topic, q, off,
-				remoting.ResponseCodeName(resp.Code), resp.Remark, maxO)
+				protocol.ResponseCodeName(resp.Code), resp.Remark, maxO)
 			nb, err := resp.ExtFields.Int64("nextBeginOffset")
 			if err != nil || nb <= off {
-				return fmt.Errorf("verify: %s/%d@%d: cannot continue: %s", topic, q, off, remoting.ResponseCodeName(resp.Code))
+				return fmt.Errorf("verify: %s/%d@%d: cannot continue: %s", topic, q, off, protocol.ResponseCodeName(resp.Code))
 			}
 			off = nb
 			continue

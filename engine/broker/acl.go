@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/acl"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -22,15 +23,15 @@ func (b *Broker) authorize(code int32, conn *remoting.Conn, req *remoting.Comman
 	if a := conn.RemoteAddr(); a != nil {
 		remote = a.String()
 	}
-	err := c.Check(acl.Request{Code: code, CodeName: remoting.RequestCodeName(code), Version: req.Version,
+	err := c.Check(acl.Request{Code: code, CodeName: protocol.RequestCodeName(code), Version: req.Version,
 		RemoteAddr: remote, Ext: req.ExtFields, Body: req.Body})
 	if err == nil {
 		return nil
 	}
 	if now := time.Now().Unix(); aclLogSecond.Swap(now) != now {
-		b.log.Warn("request refused by the ACL", "remote", remote, "code", remoting.RequestCodeName(code), "reason", err)
+		b.log.Warn("request refused by the ACL", "remote", remote, "code", protocol.RequestCodeName(code), "reason", err)
 	}
-	return remoting.NewResponse(remoting.RespNoPermission, err.Error())
+	return remoting.NewResponse(protocol.RespNoPermission, err.Error())
 }
 
 // aclLogSecond is the Unix second of the last logged refusal (shared by the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/acl"
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -43,7 +44,7 @@ func (e *env) signedCall(code int32, ext remoting.ExtFields, body []byte, ak, sk
 	}
 	resp, err := e.client.InvokeSync(ctx, e.b.Addr(), req)
 	if err != nil {
-		e.t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
+		e.t.Fatalf("%s: %v", protocol.RequestCodeName(code), err)
 	}
 	return resp
 }
@@ -55,7 +56,7 @@ func createTopicExt(topic string) remoting.ExtFields {
 
 func wantRefused(t *testing.T, what string, resp *remoting.Command, remark string) {
 	t.Helper()
-	wantCode(t, what, resp, remoting.RespNoPermission)
+	wantCode(t, what, resp, protocol.RespNoPermission)
 	if !strings.Contains(resp.Remark, remark) {
 		t.Fatalf("%s: remark %q does not say %q", what, resp.Remark, remark)
 	}
@@ -70,20 +71,20 @@ func TestACLRefusalsStoreNothing(t *testing.T) {
 	checker := acl.NewChecker(aclTestRules(t, "open=PUB|SUB", "readonly=SUB"))
 	e := startEnv(t, func(c *broker.Config) { c.AutoCreateTopic = false; c.ACL = checker })
 
-	wantRefused(t, "user creates a topic", e.signedCall(remoting.ReqUpdateAndCreateTopic, createTopicExt("open"), nil, aclUserAK, aclUserSK),
+	wantRefused(t, "user creates a topic", e.signedCall(protocol.ReqUpdateAndCreateTopic, createTopicExt("open"), nil, aclUserAK, aclUserSK),
 		"request UPDATE_AND_CREATE_TOPIC (17) needs an admin account; accessKey=user-key-1 is not admin")
 	if _, ok := e.store.TopicConfigs()["open"]; ok {
 		t.Fatal("a refused topic create created the topic")
 	}
-	wantRefused(t, "unsigned create", e.signedCall(remoting.ReqUpdateAndCreateTopic, createTopicExt("open"), nil, "", ""), "carries no AccessKey")
+	wantRefused(t, "unsigned create", e.signedCall(protocol.ReqUpdateAndCreateTopic, createTopicExt("open"), nil, "", ""), "carries no AccessKey")
 	for _, topic := range []string{"open", "readonly"} {
-		wantCode(t, "admin creates "+topic, e.signedCall(remoting.ReqUpdateAndCreateTopic, createTopicExt(topic), nil, aclAdminAK, aclAdminSK), remoting.RespSuccess)
+		wantCode(t, "admin creates "+topic, e.signedCall(protocol.ReqUpdateAndCreateTopic, createTopicExt(topic), nil, aclAdminAK, aclAdminSK), protocol.RespSuccess)
 	}
 
 	send := func(topic, ak, sk string) *remoting.Command {
-		return e.signedCall(remoting.ReqSendMessageV2, sendHeader(topic, 0, "").ExtFields(true), []byte("body-"+topic), ak, sk)
+		return e.signedCall(protocol.ReqSendMessageV2, sendHeader(topic, 0, "").ExtFields(true), []byte("body-"+topic), ak, sk)
 	}
-	wantCode(t, "send to open", send("open", aclUserAK, aclUserSK), remoting.RespSuccess)
+	wantCode(t, "send to open", send("open", aclUserAK, aclUserSK), protocol.RespSuccess)
 	puts := e.store.Puts()
 	wantRefused(t, "send to readonly", send("readonly", aclUserAK, aclUserSK),
 		"accessKey=user-key-1 has no PUB permission on topic:readonly (request SEND_MESSAGE_V2 (310); topicPerms grants SUB)")
@@ -100,12 +101,12 @@ func TestACLRefusalsStoreNothing(t *testing.T) {
 	offset := func(group string) remoting.ExtFields {
 		return remoting.ExtFields{"consumerGroup": group, "topic": "open", "queueId": "0", "commitOffset": "1"}
 	}
-	wantRefused(t, "offset update of a denied group", e.signedCall(remoting.ReqUpdateConsumerOffset, offset("deniedGroup"), nil, aclUserAK, aclUserSK),
+	wantRefused(t, "offset update of a denied group", e.signedCall(protocol.ReqUpdateConsumerOffset, offset("deniedGroup"), nil, aclUserAK, aclUserSK),
 		"no SUB permission on group:deniedGroup (request UPDATE_CONSUMER_OFFSET (15); groupPerms grants DENY)")
 	if _, ok := e.store.ConsumerOffset("deniedGroup", "open", 0); ok {
 		t.Fatal("a refused offset update was committed")
 	}
-	wantCode(t, "offset update", e.signedCall(remoting.ReqUpdateConsumerOffset, offset("okGroup"), nil, aclUserAK, aclUserSK), remoting.RespSuccess)
+	wantCode(t, "offset update", e.signedCall(protocol.ReqUpdateConsumerOffset, offset("okGroup"), nil, aclUserAK, aclUserSK), protocol.RespSuccess)
 	if off, ok := e.store.ConsumerOffset("okGroup", "open", 0); !ok || off != 1 {
 		t.Fatalf("offset of okGroup %d %v, want 1", off, ok)
 	}
@@ -113,15 +114,15 @@ func TestACLRefusalsStoreNothing(t *testing.T) {
 	pull := remoting.ExtFields{"consumerGroup": "okGroup", "topic": "readonly", "queueId": "0", "queueOffset": "0",
 		"maxMsgNums": "32", "sysFlag": "0", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0"}
 	pull["consumerGroup"] = "deniedGroup"
-	wantRefused(t, "pull by a denied group", e.signedCall(remoting.ReqPullMessage, pull, nil, aclUserAK, aclUserSK), "group:deniedGroup")
+	wantRefused(t, "pull by a denied group", e.signedCall(protocol.ReqPullMessage, pull, nil, aclUserAK, aclUserSK), "group:deniedGroup")
 	pull["consumerGroup"] = "okGroup"
 	pull["topic"] = "secret"
-	wantRefused(t, "pull of a default-denied topic", e.signedCall(remoting.ReqPullMessage, pull, nil, aclUserAK, aclUserSK),
+	wantRefused(t, "pull of a default-denied topic", e.signedCall(protocol.ReqPullMessage, pull, nil, aclUserAK, aclUserSK),
 		"no SUB permission on topic:secret (request PULL_MESSAGE (11); defaultTopicPerm grants DENY)")
 
 	// New rules apply to the next request.
 	checker.Store(aclTestRules(t, "open=PUB|SUB", "readonly=PUB"))
-	wantCode(t, "send to readonly after the swap", send("readonly", aclUserAK, aclUserSK), remoting.RespSuccess)
+	wantCode(t, "send to readonly after the swap", send("readonly", aclUserAK, aclUserSK), protocol.RespSuccess)
 	if _, denied := checker.Counts(); denied == 0 {
 		t.Fatal("the checker counted no refusals")
 	}
@@ -135,8 +136,8 @@ func TestACLGlobalWhiteAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startEnv(t, func(c *broker.Config) { c.ACL = acl.NewChecker(rules) })
-	wantCode(t, "unsigned create", e.signedCall(remoting.ReqUpdateAndCreateTopic, createTopicExt("w"), nil, "", ""), remoting.RespSuccess)
-	wantCode(t, "unsigned send", e.send("w", 0, "x", ""), remoting.RespSuccess)
+	wantCode(t, "unsigned create", e.signedCall(protocol.ReqUpdateAndCreateTopic, createTopicExt("w"), nil, "", ""), protocol.RespSuccess)
+	wantCode(t, "unsigned send", e.send("w", 0, "x", ""), protocol.RespSuccess)
 
 	rules, err = acl.Compile(acl.Config{GlobalWhiteRemoteAddresses: []string{"10.0.0.1"}})
 	if err != nil {

@@ -23,10 +23,10 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 		return nil, err
 	}
 	if err := record.ValidateTopic(topic); err != nil {
-		return remoting.NewResponse(remoting.RespSystemError, err.Error()), nil
+		return remoting.NewResponse(protocol.RespSystemError, err.Error()), nil
 	}
 	if !record.TopicSendable(topic) || topic == protocol.DefaultTopic || topic == protocol.ScheduleTopic {
-		return responsef(remoting.RespSystemError, "the topic[%s] is conflict with system topic", topic), nil
+		return responsef(protocol.RespSystemError, "the topic[%s] is conflict with system topic", topic), nil
 	}
 	tc := protocol.NewTopicConfig(topic, 0)
 	if tc.ReadQueueNums, err = ext.Int32("readQueueNums"); err != nil {
@@ -46,12 +46,12 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 	}
 	tc.TopicFilterType = ext.OptString("topicFilterType", "SINGLE_TAG")
 	if tc.ReadQueueNums <= 0 || tc.WriteQueueNums <= 0 || tc.ReadQueueNums > 1024 || tc.WriteQueueNums > 1024 {
-		return responsef(remoting.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
+		return responsef(protocol.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
 			tc.ReadQueueNums, tc.WriteQueueNums), nil
 	}
 	ver, err := b.topics.put(tc)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "update topic %s: %v", topic, err), nil
+		return responsef(protocol.RespSystemError, "update topic %s: %v", topic, err), nil
 	}
 	b.log.Info("topic updated", "topic", topic, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "perm", tc.Perm)
 	if resp := b.routeResponse(topic, "updated", ver); resp != nil {
@@ -70,14 +70,14 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 		return nil, err
 	}
 	if !record.TopicSendable(topic) || topic == protocol.DefaultTopic || topic == protocol.ScheduleTopic {
-		return responsef(remoting.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
+		return responsef(protocol.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
 	}
 	_, ver, err := b.topics.delete(topic)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "delete topic %s: %v", topic, err), nil
+		return responsef(protocol.RespSystemError, "delete topic %s: %v", topic, err), nil
 	}
 	if err := b.purgeTopic(topic); err != nil { // queues and offsets (ops.go)
-		return responsef(remoting.RespSystemError, "delete topic %s data: %v", topic, err), nil
+		return responsef(protocol.RespSystemError, "delete topic %s data: %v", topic, err), nil
 	}
 	if resp := b.routeResponse(topic, "deleted", ver); resp != nil {
 		return resp, nil
@@ -125,10 +125,10 @@ func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting
 	}
 	res, err := b.store.QueryByKey(topic, strings.TrimSpace(key), int(maxNum), begin, end)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "query message: %v", err), nil
+		return responsef(protocol.RespSystemError, "query message: %v", err), nil
 	}
 	if len(res.Buffer) == 0 {
-		return remoting.NewResponse(remoting.RespQueryNotFound, "can not find message, maybe time range not correct"), nil
+		return remoting.NewResponse(protocol.RespQueryNotFound, "can not find message, maybe time range not correct"), nil
 	}
 	resp := success()
 	resp.Ext().SetInt64("indexLastUpdateTimestamp", res.IndexLastUpdateTimestamp)
@@ -146,7 +146,7 @@ func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remot
 	}
 	raw, err := b.store.ReadRecord(off)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "can not find message by the offset, %d: %v", off, err), nil
+		return responsef(protocol.RespSystemError, "can not find message by the offset, %d: %v", off, err), nil
 	}
 	resp := success()
 	resp.Body = append([]byte(nil), raw...)

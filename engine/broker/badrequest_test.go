@@ -16,6 +16,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -37,14 +38,14 @@ func TestRequestSpecsCoverEveryRegisteredCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	served := b.RequestCodes()
-	if !slices.Contains(served, remoting.ReqSendMessage) || !slices.Contains(served, remoting.ReqPullMessage) || !slices.IsSorted(served) {
+	if !slices.Contains(served, protocol.ReqSendMessage) || !slices.Contains(served, protocol.ReqPullMessage) || !slices.IsSorted(served) {
 		t.Fatalf("RequestCodes: %v", served)
 	}
 	specs := requestSpecs()
 	for _, code := range served {
 		if _, ok := specs[code]; !ok {
 			t.Errorf("request code %d (%s) is served but has no entry in requestSpecs (badrequest_spec_test.go): add its good header, required fields and body rule",
-				code, remoting.RequestCodeName(code))
+				code, protocol.RequestCodeName(code))
 		}
 	}
 	for code, s := range specs {
@@ -94,7 +95,7 @@ func (c *specConn) exchange(what string, frame func(opaque int32) []byte) *remot
 	c.t.Helper()
 	c.opaque += 2
 	req := c.opaque
-	good := &remoting.Command{Code: remoting.ReqGetMaxOffset, Opaque: req + 1, ExtFields: remoting.ExtFields{"topic": specTopic, "queueId": "0"}}
+	good := &remoting.Command{Code: protocol.ReqGetMaxOffset, Opaque: req + 1, ExtFields: remoting.ExtFields{"topic": specTopic, "queueId": "0"}}
 	b, err := remoting.AppendFrame(frame(req), good, remoting.SerializeJSON)
 	if err != nil {
 		c.t.Fatal(err)
@@ -122,8 +123,8 @@ func (c *specConn) exchange(what string, frame func(opaque int32) []byte) *remot
 	if strings.Contains(resp.Remark, "panicked") {
 		c.t.Fatalf("%s: %s", what, resp.Remark)
 	}
-	if follow.Code != remoting.RespSuccess {
-		c.t.Fatalf("%s: the good request after it: %s %q", what, remoting.ResponseCodeName(follow.Code), follow.Remark)
+	if follow.Code != protocol.RespSuccess {
+		c.t.Fatalf("%s: the good request after it: %s %q", what, protocol.ResponseCodeName(follow.Code), follow.Remark)
 	}
 	return resp
 }
@@ -140,7 +141,7 @@ func isNumeric(v string) bool {
 }
 
 func describe(r *remoting.Command) string {
-	return fmt.Sprintf("%s %q", remoting.ResponseCodeName(r.Code), r.Remark)
+	return fmt.Sprintf("%s %q", protocol.ResponseCodeName(r.Code), r.Remark)
 }
 
 // TestEveryRequestCodeRefusesBadRequests generates, from requestSpecs, the
@@ -180,7 +181,7 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 			c.t = t
 			refused := func(what string, r *remoting.Command) {
 				t.Helper()
-				if r.Code == remoting.RespSuccess {
+				if r.Code == protocol.RespSuccess {
 					t.Errorf("%s: SUCCESS, want an error", what)
 				}
 			}
@@ -195,7 +196,7 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 			switch {
 			case len(s.required) > 0:
 				fieldRefusals++
-				if r.Code != remoting.RespSystemError || !missingFieldRemark.MatchString(r.Remark) {
+				if r.Code != protocol.RespSystemError || !missingFieldRemark.MatchString(r.Remark) {
 					t.Errorf("no fields: %s, want SYSTEM_ERROR \"the custom field <...> is null\"", describe(r))
 				}
 			case s.bodyRule == bodyDecoded || s.bodyRule == bodyPayload:
@@ -209,7 +210,7 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 				r := c.call("without "+f, code, ext, s.body)
 				if slices.Contains(s.required, f) {
 					fieldRefusals++
-					if want := "the custom field <" + f + "> is null"; r.Code != remoting.RespSystemError || r.Remark != want {
+					if want := "the custom field <" + f + "> is null"; r.Code != protocol.RespSystemError || r.Remark != want {
 						t.Errorf("without %s: %s, want SYSTEM_ERROR %q", f, describe(r), want)
 					}
 				} else if missingFieldRemark.MatchString(r.Remark) {
@@ -229,7 +230,7 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 				r := c.call(f+"=abc", code, ext, s.body)
 				if isNumeric(v) && !slices.Contains(unparsedFields[code], f) {
 					fieldRefusals++
-					if want := `the custom field <` + f + `> is malformed: "abc" (invalid syntax)`; r.Code != remoting.RespSystemError || r.Remark != want {
+					if want := `the custom field <` + f + `> is malformed: "abc" (invalid syntax)`; r.Code != protocol.RespSystemError || r.Remark != want {
 						t.Errorf("%s=abc: %s, want SYSTEM_ERROR %q", f, describe(r), want)
 					}
 				}
@@ -242,7 +243,7 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 				return rawFrame(jsonHeader(code, opaque, 0, objExt), s.body)
 			})
 			fieldRefusals++
-			if r.Code != remoting.RespSystemError || !strings.Contains(r.Remark, "is an object") {
+			if r.Code != protocol.RespSystemError || !strings.Contains(r.Remark, "is an object") {
 				t.Errorf("an object-valued field: %s, want SYSTEM_ERROR", describe(r))
 			}
 
@@ -255,19 +256,19 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 					t.Fatalf("a code that takes no body has a good body in requestSpecs")
 				}
 				if bad.Code != good.Code {
-					t.Errorf("garbage body: %s, want %s as without", describe(bad), remoting.ResponseCodeName(good.Code))
+					t.Errorf("garbage body: %s, want %s as without", describe(bad), protocol.ResponseCodeName(good.Code))
 				}
 			case bodyPayload:
 				refused("empty body", empty)
 				if bad.Code != good.Code {
-					t.Errorf("garbage body: %s, want %s as with the good body", describe(bad), remoting.ResponseCodeName(good.Code))
+					t.Errorf("garbage body: %s, want %s as with the good body", describe(bad), protocol.ResponseCodeName(good.Code))
 				}
 			case bodyDecoded:
 				refused("empty body", empty)
 				refused("garbage body", bad)
 			case bodyOptional:
 				if empty.Code != good.Code {
-					t.Errorf("empty body: %s, want %s as with the good body", describe(empty), remoting.ResponseCodeName(good.Code))
+					t.Errorf("empty body: %s, want %s as with the good body", describe(empty), protocol.ResponseCodeName(good.Code))
 				}
 				refused("garbage body", bad)
 			}
@@ -275,7 +276,7 @@ func TestEveryRequestCodeRefusesBadRequests(t *testing.T) {
 	}
 	c.t = t
 	r := c.call("unknown code", 4242, nil, nil)
-	if r.Code != remoting.RespRequestCodeNotSupported || r.Remark != "request type 4242 not supported" {
+	if r.Code != protocol.RespRequestCodeNotSupported || r.Remark != "request type 4242 not supported" {
 		t.Errorf("unknown code: %s", describe(r))
 	}
 	if st := e.b.Stats(); st.BadRequests < fieldRefusals || st.BadInputCloses != 0 {
@@ -337,9 +338,9 @@ func TestPipelinedGoodAndBadRequests(t *testing.T) {
 	next := func() int32 { opaque++; return opaque }
 	// A pull held by long polling, in flight while the rest is processed.
 	held := next()
-	frames = append(frames, rawFrame(jsonHeader(remoting.ReqPullMessage, held, 0,
-		quoted(pullExt("g", "P", 0, 0, 32, remoting.PullFlagSuspend, 5000))), nil)...)
-	want[held] = remoting.RespSuccess
+	frames = append(frames, rawFrame(jsonHeader(protocol.ReqPullMessage, held, 0,
+		quoted(pullExt("g", "P", 0, 0, 32, protocol.PullFlagSuspend, 5000))), nil)...)
+	want[held] = protocol.RespSuccess
 	good := 0
 	for i := range 30 {
 		h := sendHeader("P", 0, "").ExtFields(true)
@@ -351,32 +352,32 @@ func TestPipelinedGoodAndBadRequests(t *testing.T) {
 				ext[k] = h[k]
 			}
 			ext["k"], ext["m"] = "false", "false"
-			frames = append(frames, rawFrame(jsonHeader(remoting.ReqSendMessageV2, o, 0, ext), []byte("m"+strconv.Itoa(i)))...)
-			want[o] = remoting.RespSuccess
+			frames = append(frames, rawFrame(jsonHeader(protocol.ReqSendMessageV2, o, 0, ext), []byte("m"+strconv.Itoa(i)))...)
+			want[o] = protocol.RespSuccess
 			good++
 		case 1: // missing topic
 			delete(h, "b")
-			frames = append(frames, rawFrame(jsonHeader(remoting.ReqSendMessageV2, o, 0, quoted(h)), []byte("x"))...)
-			want[o] = remoting.RespSystemError
+			frames = append(frames, rawFrame(jsonHeader(protocol.ReqSendMessageV2, o, 0, quoted(h)), []byte("x"))...)
+			want[o] = protocol.RespSystemError
 		case 2: // a queue id that is an object
 			ext := quoted(h)
 			ext["e"] = `{"id":0}`
-			frames = append(frames, rawFrame(jsonHeader(remoting.ReqSendMessageV2, o, 0, ext), []byte("x"))...)
-			want[o] = remoting.RespSystemError
+			frames = append(frames, rawFrame(jsonHeader(protocol.ReqSendMessageV2, o, 0, ext), []byte("x"))...)
+			want[o] = protocol.RespSystemError
 		case 3: // oneway and bad: no answer
 			delete(h, "a")
-			frames = append(frames, rawFrame(jsonHeader(remoting.ReqSendMessageV2, o, remoting.FlagOneway, quoted(h)), []byte("x"))...)
+			frames = append(frames, rawFrame(jsonHeader(protocol.ReqSendMessageV2, o, remoting.FlagOneway, quoted(h)), []byte("x"))...)
 		case 4: // good, plain strings
-			frames = append(frames, rawFrame(jsonHeader(remoting.ReqSendMessageV2, o, 0, quoted(h)), []byte("s"+strconv.Itoa(i)))...)
-			want[o] = remoting.RespSuccess
+			frames = append(frames, rawFrame(jsonHeader(protocol.ReqSendMessageV2, o, 0, quoted(h)), []byte("s"+strconv.Itoa(i)))...)
+			want[o] = protocol.RespSuccess
 			good++
 		}
 	}
 	badPull := pullExt("g", "P", 0, 0, 32, 0, 0)
 	delete(badPull, "queueOffset")
 	o := next()
-	frames = append(frames, rawFrame(jsonHeader(remoting.ReqPullMessage, o, 0, quoted(badPull)), nil)...)
-	want[o] = remoting.RespSystemError
+	frames = append(frames, rawFrame(jsonHeader(protocol.ReqPullMessage, o, 0, quoted(badPull)), nil)...)
+	want[o] = protocol.RespSystemError
 	if _, err := nc.Write(frames); err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +395,7 @@ func TestPipelinedGoodAndBadRequests(t *testing.T) {
 	}
 	for o, code := range want {
 		if got[o].Code != code {
-			t.Errorf("opaque %d: %s %q, want %s", o, remoting.ResponseCodeName(got[o].Code), got[o].Remark, remoting.ResponseCodeName(code))
+			t.Errorf("opaque %d: %s %q, want %s", o, protocol.ResponseCodeName(got[o].Code), got[o].Remark, protocol.ResponseCodeName(code))
 		}
 	}
 	if max := e.store.MaxOffset("P", 0); max != int64(good) {
@@ -459,7 +460,7 @@ func FuzzBrokerRequestKeepsConnection(f *testing.F) {
 		}
 		opaque += 2
 		req := &remoting.Command{Code: codes[int(sel)%len(codes)], Opaque: opaque, ExtFields: ext, Body: body}
-		good := &remoting.Command{Code: remoting.ReqGetMaxOffset, Opaque: opaque + 1, ExtFields: remoting.ExtFields{"topic": "T", "queueId": "0"}}
+		good := &remoting.Command{Code: protocol.ReqGetMaxOffset, Opaque: opaque + 1, ExtFields: remoting.ExtFields{"topic": "T", "queueId": "0"}}
 		frame, err := remoting.AppendFrame(nil, req, remoting.SerializeJSON)
 		if err != nil {
 			t.Fatal(err)
@@ -474,7 +475,7 @@ func FuzzBrokerRequestKeepsConnection(f *testing.F) {
 		for seen := 0; seen < 2; seen++ {
 			r, err := remoting.ReadFrame(br, 0)
 			if err != nil {
-				t.Fatalf("connection closed by %s %v: %v", remoting.RequestCodeName(req.Code), ext, err)
+				t.Fatalf("connection closed by %s %v: %v", protocol.RequestCodeName(req.Code), ext, err)
 			}
 			if !r.IsResponse() { // a push (NOTIFY_CONSUMER_IDS_CHANGED after a fuzzed heartbeat)
 				seen--
@@ -484,7 +485,7 @@ func FuzzBrokerRequestKeepsConnection(f *testing.F) {
 				t.Fatalf("answer for opaque %d, want %d or %d", r.Opaque, opaque, opaque+1)
 			}
 			if strings.Contains(r.Remark, "panicked") {
-				t.Fatalf("%s %v: %s", remoting.RequestCodeName(req.Code), ext, r.Remark)
+				t.Fatalf("%s %v: %s", protocol.RequestCodeName(req.Code), ext, r.Remark)
 			}
 		}
 	})

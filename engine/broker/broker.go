@@ -353,7 +353,7 @@ func (b *Broker) notifyConsumerIDsChanged(groups []string) {
 			b.notifyWG.Add(1)
 			go func() {
 				defer b.notifyWG.Done()
-				req := remoting.NewRequest(remoting.ReqNotifyConsumerIDsChanged, remoting.ExtFields{"consumerGroup": g})
+				req := remoting.NewRequest(protocol.ReqNotifyConsumerIDsChanged, remoting.ExtFields{"consumerGroup": g})
 				if err := c.Send(req); err != nil {
 					b.log.Debug("notify consumer ids changed failed", "group", g, "err", err)
 				}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 func (e *env) asyncSend(topic, body string) <-chan *remoting.Command {
 	ch := make(chan *remoting.Command, 1)
-	req := remoting.NewRequest(remoting.ReqSendMessageV2, sendHeader(topic, 0, "").ExtFields(true))
+	req := remoting.NewRequest(protocol.ReqSendMessageV2, sendHeader(topic, 0, "").ExtFields(true))
 	req.Body = []byte(body)
 	err := e.client.InvokeAsync(context.Background(), e.b.Addr(), req, func(resp *remoting.Command, err error) {
 		if err != nil {
@@ -49,7 +50,7 @@ func TestSystemBusyWhenPageCacheBusy(t *testing.T) {
 	e.createTopic("T", 1)
 	e.store.SetOSPageCacheBusy(true)
 	resp := e.send("T", 0, "x", "")
-	wantCode(t, "send while busy", resp, remoting.RespSystemBusy)
+	wantCode(t, "send while busy", resp, protocol.RespSystemBusy)
 	if !strings.Contains(resp.Remark, "REJECTREQUEST") {
 		t.Fatalf("remark %q", resp.Remark)
 	}
@@ -68,12 +69,12 @@ func TestSystemBusyWhenQueuedTooLong(t *testing.T) {
 	<-entered // the only worker is stuck in the store
 	second := e.asyncSend("T", "queued")
 	resp := <-second // answered by the fast-failure sweep while the worker is still stuck
-	wantCode(t, "queued send", resp, remoting.RespSystemBusy)
+	wantCode(t, "queued send", resp, protocol.RespSystemBusy)
 	if !strings.Contains(resp.Remark, "TIMEOUT_CLEAN_QUEUE") {
 		t.Fatalf("remark %q", resp.Remark)
 	}
 	release()
-	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
+	wantCode(t, "blocked send", <-first, protocol.RespSuccess)
 	if e.maxOffset("T", 0) != 1 {
 		t.Fatal("the expired send was stored")
 	}
@@ -93,13 +94,13 @@ func TestSystemBusyCleansQueueWhenPageCacheTurnsBusy(t *testing.T) {
 	eventually(t, "the send to be queued", func() bool { return e.b.QueuedSends() == 1 })
 	e.store.SetOSPageCacheBusy(true)
 	resp := <-second
-	wantCode(t, "queued send", resp, remoting.RespSystemBusy)
+	wantCode(t, "queued send", resp, protocol.RespSystemBusy)
 	if !strings.Contains(resp.Remark, "PCBUSY_CLEAN_QUEUE") {
 		t.Fatalf("remark %q", resp.Remark)
 	}
 	e.store.SetOSPageCacheBusy(false)
 	release()
-	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
+	wantCode(t, "blocked send", <-first, protocol.RespSuccess)
 }
 
 func TestSystemBusyWhenSendQueueFull(t *testing.T) {
@@ -115,8 +116,8 @@ func TestSystemBusyWhenSendQueueFull(t *testing.T) {
 	<-entered
 	second := e.asyncSend("T", "queued")
 	eventually(t, "the send to be queued", func() bool { return e.b.QueuedSends() == 1 })
-	wantCode(t, "overflowing send", <-e.asyncSend("T", "overflow"), remoting.RespSystemBusy)
+	wantCode(t, "overflowing send", <-e.asyncSend("T", "overflow"), protocol.RespSystemBusy)
 	release()
-	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
-	wantCode(t, "queued send", <-second, remoting.RespSuccess)
+	wantCode(t, "blocked send", <-first, protocol.RespSuccess)
+	wantCode(t, "queued send", <-second, protocol.RespSuccess)
 }

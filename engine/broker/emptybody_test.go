@@ -27,12 +27,12 @@ func TestEmptyBodiesAsJava(t *testing.T) {
 	e.createTopic("T", 1)
 
 	for _, v2 := range []bool{false, true} {
-		code := remoting.ReqSendMessage
+		code := protocol.ReqSendMessage
 		if v2 {
-			code = remoting.ReqSendMessageV2
+			code = protocol.ReqSendMessageV2
 		}
 		resp := e.call(code, sendHeader("T", 0, "").ExtFields(v2), nil)
-		wantCode(t, "single send without body", resp, remoting.RespMessageIllegal)
+		wantCode(t, "single send without body", resp, protocol.RespMessageIllegal)
 		if !strings.Contains(resp.Remark, "body is empty") {
 			t.Fatalf("remark %q", resp.Remark)
 		}
@@ -48,8 +48,8 @@ func TestEmptyBodiesAsJava(t *testing.T) {
 	}
 	h := sendHeader("T", 0, "")
 	h.Batch = true
-	br := e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), batch)
-	wantCode(t, "batch with empty items", br, remoting.RespSuccess)
+	br := e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), batch)
+	wantCode(t, "batch with empty items", br, protocol.RespSuccess)
 	ids := strings.Split(br.ExtFields["msgId"], ",")
 	if len(ids) != 3 {
 		t.Fatalf("batch answered %v", br.ExtFields)
@@ -77,20 +77,20 @@ func TestEmptyBodiesAsJava(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	view := e.call(remoting.ReqViewMessageByID, remoting.ExtFields{"offset": itoa(phys)}, nil)
-	wantCode(t, "view", view, remoting.RespSuccess)
+	view := e.call(protocol.ReqViewMessageByID, remoting.ExtFields{"offset": itoa(phys)}, nil)
+	wantCode(t, "view", view, protocol.RespSuccess)
 	if got := decodeAll(t, view.Body); len(got) != 1 || len(got[0].Body) != 0 || got[0].BodyCRC != 0 {
 		t.Fatalf("viewed %v", got)
 	}
-	q := e.call(remoting.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "kempty", "maxNum": "8", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil)
-	wantCode(t, "query by key", q, remoting.RespSuccess)
+	q := e.call(protocol.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "kempty", "maxNum": "8", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil)
+	wantCode(t, "query by key", q, protocol.RespSuccess)
 	if got := decodeAll(t, q.Body); len(got) != 1 || len(got[0].Body) != 0 || got[0].Flag != 1 {
 		t.Fatalf("queried %v", got)
 	}
 
 	// A retry of the empty message goes through the schedule topic and
 	// arrives in the retry topic still empty.
-	wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", phys, 1, 16), nil), remoting.RespSuccess)
+	wantCode(t, "send back", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", phys, 1, 16), nil), protocol.RespSuccess)
 	retry := protocol.RetryTopic("g")
 	eventually(t, "retry delivery", func() bool { return e.maxOffset(retry, 0) == 1 })
 	recs := decodeAll(t, e.pull("g", retry, 0, 0, 32).Body)
@@ -116,12 +116,12 @@ func TestEmptyBodiesAsJava(t *testing.T) {
 func TestEmptyReplyPushedNotStored(t *testing.T) {
 	e := startEnv(t, nil)
 	topic := protocol.ReplyTopic("DefaultCluster")
-	r := newRequester(t, e, "127.0.0.1@req", remoting.RespSuccess)
-	for _, code := range []int32{remoting.ReqSendReplyMessage, remoting.ReqSendReplyMessageV2} {
+	r := newRequester(t, e, "127.0.0.1@req", protocol.RespSuccess)
+	for _, code := range []int32{protocol.ReqSendReplyMessage, protocol.ReqSendReplyMessageV2} {
 		h := sendHeader(topic, 0, replyProps("127.0.0.1@req", "corr-empty"))
 		h.SysFlag = record.FlagCompressed // a compressed flag on an empty body changes nothing here
-		resp := e.call(code, h.ExtFields(code == remoting.ReqSendReplyMessageV2), nil)
-		wantCode(t, "empty reply", resp, remoting.RespSuccess)
+		resp := e.call(code, h.ExtFields(code == protocol.ReqSendReplyMessageV2), nil)
+		wantCode(t, "empty reply", resp, protocol.RespSuccess)
 		if resp.ExtFields["msgId"] != "0" || resp.ExtFields["queueOffset"] != "0" {
 			t.Fatalf("empty reply answered %v", resp.ExtFields)
 		}
@@ -137,7 +137,7 @@ func TestEmptyReplyPushedNotStored(t *testing.T) {
 	}
 	// A reply with a body is still stored: the reply topic holds only it.
 	h := sendHeader(topic, 0, replyProps("127.0.0.1@req", "corr-full"))
-	wantCode(t, "reply", e.call(remoting.ReqSendReplyMessage, h.ExtFields(false), []byte("full")), remoting.RespSuccess)
+	wantCode(t, "reply", e.call(protocol.ReqSendReplyMessage, h.ExtFields(false), []byte("full")), protocol.RespSuccess)
 	select {
 	case <-r.pushes:
 	case <-time.After(waitLimit):
@@ -147,8 +147,8 @@ func TestEmptyReplyPushedNotStored(t *testing.T) {
 		t.Fatalf("reply topic holds %d records", len(recs))
 	}
 	// A reply's other checks still come before any push.
-	bad := e.call(remoting.ReqSendReplyMessage, sendHeader("bad topic!", 0, replyProps("127.0.0.1@req", "c")).ExtFields(false), nil)
-	wantCode(t, "empty reply to a bad topic", bad, remoting.RespInvalidParameter)
+	bad := e.call(protocol.ReqSendReplyMessage, sendHeader("bad topic!", 0, replyProps("127.0.0.1@req", "c")).ExtFields(false), nil)
+	wantCode(t, "empty reply to a bad topic", bad, protocol.RespInvalidParameter)
 	select {
 	case p := <-r.pushes:
 		t.Fatalf("a refused reply was pushed: %v", p.ExtFields)

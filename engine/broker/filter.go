@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/brokerlab/brokerlab/engine/filter"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
-	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // Expression types of a subscription.
@@ -164,7 +164,7 @@ func (b *Broker) pullFilter(p pullHeader) (MessageFilter, int32, string) {
 		f   MessageFilter
 		typ = ExpressionTag
 	)
-	if p.sysFlag&remoting.PullFlagSubscription != 0 {
+	if p.sysFlag&protocol.PullFlagSubscription != 0 {
 		typ = p.expressionType
 		if typ == "" {
 			typ = ExpressionTag
@@ -175,20 +175,20 @@ func (b *Broker) pullFilter(p pullHeader) (MessageFilter, int32, string) {
 		} else {
 			var err error
 			if f, err = compileFilter(p.subscription, typ); err != nil {
-				return nil, remoting.RespSubscriptionParseFailed, remarkSubscriptionParseFailed
+				return nil, protocol.RespSubscriptionParseFailed, remarkSubscriptionParseFailed
 			}
 		}
 	} else if sub := b.clients.subscription(p.group, p.topic); sub != nil {
 		if sub.classFilter {
-			return nil, remoting.RespSuccess, ""
+			return nil, protocol.RespSuccess, ""
 		}
 		if sub.filterErr != nil {
-			return nil, remoting.RespFilterDataNotExist, remarkFilterDataNotExist
+			return nil, protocol.RespFilterDataNotExist, remarkFilterDataNotExist
 		}
 		f, typ = sub.filter, sub.expressionType
 	}
 	if typ != ExpressionTag && !b.cfg.EnablePropertyFilter {
-		return nil, remoting.RespSystemError, remarkPropertyFilterDisabled + typ
+		return nil, protocol.RespSystemError, remarkPropertyFilterDisabled + typ
 	}
-	return f, remoting.RespSuccess, ""
+	return f, protocol.RespSuccess, ""
 }

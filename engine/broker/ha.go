@@ -174,7 +174,7 @@ func (b *Broker) refuseOnSlave() *remoting.Command {
 	if b.cfg.Role != Slave {
 		return nil
 	}
-	return remoting.NewResponse(remoting.RespServiceNotAvailable, fmt.Sprintf(slaveRefusalRemark, b.diskUtil()))
+	return remoting.NewResponse(protocol.RespServiceNotAvailable, fmt.Sprintf(slaveRefusalRemark, b.diskUtil()))
 }
 
 // diskUtil is RocketMQ's "CL: %5.2f CQ: %5.2f INDEX: %5.2f" (one
@@ -195,7 +195,7 @@ func (b *Broker) diskUtil() string {
 // sends the consumer back to the master (4.9.x PULL_RETRY_IMMEDIATELY).
 func (b *Broker) slavePullCode(code int32) int32 {
 	if b.cfg.Role == Slave && !b.cfg.SlaveReadEnable {
-		return remoting.RespPullRetryImmediately
+		return protocol.RespPullRetryImmediately
 	}
 	return code
 }

@@ -45,16 +45,16 @@ func haBroker(t *testing.T, ns string, role broker.BrokerRole, id int64, mutate 
 
 func sendTo(t *testing.T, c *remoting.Client, addr, topic string, queueID int32, body string) *remoting.Command {
 	t.Helper()
-	return callWith(t, c, addr, remoting.ReqSendMessageV2, sendHeader(topic, queueID, "").ExtFields(true), []byte(body))
+	return callWith(t, c, addr, protocol.ReqSendMessageV2, sendHeader(topic, queueID, "").ExtFields(true), []byte(body))
 }
 
 func createTopicOn(t *testing.T, c *remoting.Client, addr, topic string, queues int) {
 	t.Helper()
-	resp := callWith(t, c, addr, remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
+	resp := callWith(t, c, addr, protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{
 		"topic": topic, "defaultTopic": "defaultTopic", "readQueueNums": itoa(int64(queues)),
 		"writeQueueNums": itoa(int64(queues)), "perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
 	}, nil)
-	wantCode(t, "create topic", resp, remoting.RespSuccess)
+	wantCode(t, "create topic", resp, protocol.RespSuccess)
 }
 
 // TestSyncMasterAndSlave: a SYNC_MASTER and its slave on one name server.
@@ -87,7 +87,7 @@ func TestSyncMasterAndSlave(t *testing.T) {
 	sst, _ := broker.StoreOf(slave.Store())
 	for i := range 20 {
 		resp := sendTo(t, c, master.Addr(), "T", int32(i%2), "m"+itoa(int64(i)))
-		wantCode(t, "sync send", resp, remoting.RespSuccess)
+		wantCode(t, "sync send", resp, protocol.RespSuccess)
 		// One producer: the master's end is this message's end, and the
 		// acknowledgement says the slave has it.
 		if got, want := sst.ReplicaOffset(), mst.MaxPhyOffset(); got < want {
@@ -97,18 +97,18 @@ func TestSyncMasterAndSlave(t *testing.T) {
 
 	// The slave refuses sends.
 	resp := sendTo(t, c, slave.Addr(), "T", 0, "no")
-	wantCode(t, "send to the slave", resp, remoting.RespServiceNotAvailable)
+	wantCode(t, "send to the slave", resp, protocol.RespServiceNotAvailable)
 	if !strings.Contains(resp.Remark, "messages are put to the slave") {
 		t.Fatalf("remark %q", resp.Remark)
 	}
 
 	// The slave serves reads once it knows the topic (copied from the master).
 	eventually(t, "the slave to copy the master's topics", func() bool {
-		r := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 32, 0, 0), nil)
-		return r.Code == remoting.RespSuccess && len(decodeAll(t, r.Body)) == 10
+		r := callWith(t, c, slave.Addr(), protocol.ReqPullMessage, pullExt("g", "T", 0, 0, 32, 0, 0), nil)
+		return r.Code == protocol.RespSuccess && len(decodeAll(t, r.Body)) == 10
 	})
-	r := callWith(t, c, master.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 32, 0, 0), nil)
-	wantCode(t, "pull from the master", r, remoting.RespSuccess)
+	r := callWith(t, c, master.Addr(), protocol.ReqPullMessage, pullExt("g", "T", 0, 0, 32, 0, 0), nil)
+	wantCode(t, "pull from the master", r, protocol.RespSuccess)
 	if r.ExtFields["suggestWhichBrokerId"] != "0" {
 		t.Fatalf("hot data: suggestWhichBrokerId %q", r.ExtFields["suggestWhichBrokerId"])
 	}
@@ -119,7 +119,7 @@ func TestSyncMasterAndSlave(t *testing.T) {
 	}
 	eventually(t, "the master to notice", func() bool { return !master.HAService().IsSlaveOK(mst.MaxPhyOffset()) })
 	resp = sendTo(t, c, master.Addr(), "T", 0, "alone")
-	wantCode(t, "send without a slave", resp, remoting.RespSlaveNotAvailable)
+	wantCode(t, "send without a slave", resp, protocol.RespSlaveNotAvailable)
 	if resp.ExtFields["msgId"] == "" {
 		t.Fatal("SLAVE_NOT_AVAILABLE without a msgId: the message is stored")
 	}
@@ -146,13 +146,13 @@ func TestFlushSlaveTimeout(t *testing.T) {
 	createTopicOn(t, c, master.Addr(), "T", 1)
 	t0 := time.Now()
 	resp := sendTo(t, c, master.Addr(), "T", 0, "late")
-	wantCode(t, "send", resp, remoting.RespFlushSlaveTimeout)
+	wantCode(t, "send", resp, protocol.RespFlushSlaveTimeout)
 	if time.Since(t0) < 200*time.Millisecond || resp.ExtFields["msgId"] == "" {
 		t.Fatalf("answered after %v with %v", time.Since(t0), resp.ExtFields)
 	}
 	h := sendHeader("T", 0, props(record.PropertyWaitStoreMsgOK, "false"))
-	resp = callWith(t, c, master.Addr(), remoting.ReqSendMessageV2, h.ExtFields(true), []byte("nowait"))
-	wantCode(t, "WAIT=false send", resp, remoting.RespSuccess)
+	resp = callWith(t, c, master.Addr(), protocol.ReqSendMessageV2, h.ExtFields(true), []byte("nowait"))
+	wantCode(t, "WAIT=false send", resp, protocol.RespSuccess)
 }
 
 // TestHAConfigValidation: slaves need an id ≥ 1, masters id 0, roles must
@@ -206,16 +206,16 @@ func TestSuggestSlaveForColdReads(t *testing.T) {
 			createTopicOn(t, c, b.Addr(), "T", 1)
 			body := strings.Repeat("x", 500)
 			for range 40 {
-				wantCode(t, "send", sendTo(t, c, b.Addr(), "T", 0, body), remoting.RespSuccess)
+				wantCode(t, "send", sendTo(t, c, b.Addr(), "T", 0, body), protocol.RespSuccess)
 			}
 			eventually(t, "dispatch", func() bool {
-				r := callWith(t, c, b.Addr(), remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": "T", "queueId": "0"}, nil)
+				r := callWith(t, c, b.Addr(), protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": "T", "queueId": "0"}, nil)
 				return r.ExtFields["offset"] == "40"
 			})
-			cold := callWith(t, c, b.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 1, 0, 0), nil)
-			hot := callWith(t, c, b.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 39, 1, 0, 0), nil)
-			wantCode(t, "cold pull", cold, remoting.RespSuccess)
-			wantCode(t, "hot pull", hot, remoting.RespSuccess)
+			cold := callWith(t, c, b.Addr(), protocol.ReqPullMessage, pullExt("g", "T", 0, 0, 1, 0, 0), nil)
+			hot := callWith(t, c, b.Addr(), protocol.ReqPullMessage, pullExt("g", "T", 0, 39, 1, 0, 0), nil)
+			wantCode(t, "cold pull", cold, protocol.RespSuccess)
+			wantCode(t, "hot pull", hot, protocol.RespSuccess)
 			wantCold := "0"
 			if slaveRead {
 				wantCold = "1"
@@ -230,8 +230,8 @@ func TestSuggestSlaveForColdReads(t *testing.T) {
 	slave := haBroker(t, ns.Addr(), broker.Slave, 1, nil)
 	c, _ := newClient(t)
 	createTopicOn(t, c, slave.Addr(), "T", 1)
-	r := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 1, 0, 0), nil)
-	wantCode(t, "pull from a slave without slaveReadEnable", r, remoting.RespPullRetryImmediately)
+	r := callWith(t, c, slave.Addr(), protocol.ReqPullMessage, pullExt("g", "T", 0, 0, 1, 0, 0), nil)
+	wantCode(t, "pull from a slave without slaveReadEnable", r, protocol.RespPullRetryImmediately)
 	if r.ExtFields["suggestWhichBrokerId"] != "0" {
 		t.Fatalf("suggestion %q", r.ExtFields["suggestWhichBrokerId"])
 	}

@@ -116,7 +116,7 @@ func callWith(t *testing.T, c *remoting.Client, addr string, code int32, ext rem
 	req.Body = body
 	resp, err := c.InvokeSync(ctx, addr, req)
 	if err != nil {
-		t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
+		t.Fatalf("%s: %v", protocol.RequestCodeName(code), err)
 	}
 	return resp
 }
@@ -124,17 +124,17 @@ func callWith(t *testing.T, c *remoting.Client, addr string, code int32, ext rem
 func wantCode(t *testing.T, what string, resp *remoting.Command, code int32) {
 	t.Helper()
 	if resp.Code != code {
-		t.Fatalf("%s: code %s (%q), want %s", what, remoting.ResponseCodeName(resp.Code), resp.Remark, remoting.ResponseCodeName(code))
+		t.Fatalf("%s: code %s (%q), want %s", what, protocol.ResponseCodeName(resp.Code), resp.Remark, protocol.ResponseCodeName(code))
 	}
 }
 
 func (e *env) createTopic(topic string, queues int) {
 	e.t.Helper()
-	resp := e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
+	resp := e.call(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{
 		"topic": topic, "defaultTopic": "defaultTopic", "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
 	}, nil)
-	wantCode(e.t, "create topic", resp, remoting.RespSuccess)
+	wantCode(e.t, "create topic", resp, protocol.RespSuccess)
 }
 
 // sendHeader is a producer's header for topic/queue with properties props.
@@ -145,13 +145,13 @@ func sendHeader(topic string, queueID int32, props string) remoting.SendMessageH
 
 func (e *env) send(topic string, queueID int32, body, props string) *remoting.Command {
 	e.t.Helper()
-	return e.call(remoting.ReqSendMessageV2, sendHeader(topic, queueID, props).ExtFields(true), []byte(body))
+	return e.call(protocol.ReqSendMessageV2, sendHeader(topic, queueID, props).ExtFields(true), []byte(body))
 }
 
 func (e *env) mustSend(topic string, queueID int32, body, props string) *remoting.Command {
 	e.t.Helper()
 	resp := e.send(topic, queueID, body, props)
-	wantCode(e.t, "send", resp, remoting.RespSuccess)
+	wantCode(e.t, "send", resp, protocol.RespSuccess)
 	return resp
 }
 
@@ -168,7 +168,7 @@ func pullExt(group, topic string, queueID int32, offset int64, maxNums int, sysF
 
 func (e *env) pull(group, topic string, queueID int32, offset int64, maxNums int) *remoting.Command {
 	e.t.Helper()
-	return e.call(remoting.ReqPullMessage, pullExt(group, topic, queueID, offset, maxNums, 0, 0), nil)
+	return e.call(protocol.ReqPullMessage, pullExt(group, topic, queueID, offset, maxNums, 0, 0), nil)
 }
 
 func decodeAll(t *testing.T, body []byte) []record.Record {

@@ -32,7 +32,7 @@ type SendContext struct {
 	Msgs          int      // messages (1, or the batch's count once decoded)
 	Remote        net.Addr // the producer's address (nil outside a connection)
 	// After the send:
-	Status      int32  // response code (remoting.RespSuccess, …)
+	Status      int32  // response code (protocol.RespSuccess, …)
 	Remark      string // response remark
 	QueueOffset int64  // the (first) message's queue offset when stored
 	Stages      SendStages

@@ -9,6 +9,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -105,14 +106,14 @@ func TestSendHooksAndStageBreakdown(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for range each {
-						req := remoting.NewRequest(remoting.ReqSendMessageV2, sendHeader("Hooked", int32(p%2), "").ExtFields(true))
+						req := remoting.NewRequest(protocol.ReqSendMessageV2, sendHeader("Hooked", int32(p%2), "").ExtFields(true))
 						req.Body = []byte("stage breakdown body")
 						ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 						start := time.Now()
 						resp, err := client.InvokeSync(ctx, b.Addr(), req)
 						rtt := time.Since(start)
 						cancel()
-						if err != nil || resp.Code != remoting.RespSuccess {
+						if err != nil || resp.Code != protocol.RespSuccess {
 							t.Errorf("send: %v %v", err, resp)
 							return
 						}
@@ -196,7 +197,7 @@ func TestSendHooksAndStageBreakdown(t *testing.T) {
 				if bf.Topic != "Hooked" || bf.ProducerGroup != "pg" || bf.Bytes != len("stage breakdown body") || bf.Status != 0 {
 					t.Fatalf("before hook saw %+v", bf)
 				}
-				if af.Topic != "Hooked" || af.Status != remoting.RespSuccess || af.Msgs != 1 || af.Stages.LockHold <= 0 || af.Remote == nil {
+				if af.Topic != "Hooked" || af.Status != protocol.RespSuccess || af.Msgs != 1 || af.Stages.LockHold <= 0 || af.Remote == nil {
 					t.Fatalf("after hook saw %+v", af)
 				}
 				offsets[af.QueueID][af.QueueOffset] = true
@@ -209,7 +210,7 @@ func TestSendHooksAndStageBreakdown(t *testing.T) {
 				return b.Store().MaxOffset("Hooked", 1) == int64(len(offsets[1]))
 			})
 			resp := e.pull("cg", "Hooked", 1, 0, 64)
-			wantCode(t, "pull", resp, remoting.RespSuccess)
+			wantCode(t, "pull", resp, protocol.RespSuccess)
 			hooks.mu.Lock()
 			consumed := hooks.consumed
 			hooks.mu.Unlock()
@@ -217,7 +218,7 @@ func TestSendHooksAndStageBreakdown(t *testing.T) {
 				t.Fatalf("consume hook ran %d times", len(consumed))
 			}
 			if c := consumed[0]; c.ConsumerGroup != "cg" || c.Topic != "Hooked" || c.QueueID != 1 ||
-				c.Msgs != len(offsets[1]) || c.Status != remoting.RespSuccess || c.Bytes != len(resp.Body) {
+				c.Msgs != len(offsets[1]) || c.Status != protocol.RespSuccess || c.Bytes != len(resp.Body) {
 				t.Fatalf("consume hook saw %+v (want %d messages)", c, len(offsets[1]))
 			}
 		})
@@ -244,8 +245,8 @@ func TestSendHooksSkipRefusedHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	resp := callWith(t, e.client, b.Addr(), remoting.ReqSendMessageV2, remoting.ExtFields{"b": "Plain"}, []byte("x"))
-	if resp.Code == remoting.RespSuccess {
+	resp := callWith(t, e.client, b.Addr(), protocol.ReqSendMessageV2, remoting.ExtFields{"b": "Plain"}, []byte("x"))
+	if resp.Code == protocol.RespSuccess {
 		t.Fatalf("a send without a producer group succeeded")
 	}
 	hooks.mu.Lock()
@@ -280,9 +281,9 @@ func TestStagesCountQueuedRefusalsAsIncomplete(t *testing.T) {
 	entered, release := blockPuts(e)
 	first := e.asyncSend("T", "slow")
 	<-entered // the only worker is stuck in the store
-	wantCode(t, "queued send", <-e.asyncSend("T", "queued"), remoting.RespSystemBusy)
+	wantCode(t, "queued send", <-e.asyncSend("T", "queued"), protocol.RespSystemBusy)
 	release()
-	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
+	wantCode(t, "blocked send", <-first, protocol.RespSuccess)
 	eventually(t, "both sends observed", func() bool {
 		s := rec.Snapshot()
 		h := s.Hist[broker.StageTotal.String()]

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -112,7 +113,7 @@ func (h *holdTable) fire(hp *heldPull, why wake) {
 // PullRequestHoldService does by checking the new unit's tags code.
 func (h *holdTable) answer(hp *heldPull, why wake) {
 	resp, _ := h.b.pull(hp.conn, hp.req, false)
-	if why == wakeArrival && resp.Code == remoting.RespPullRetryImmediately && time.Until(hp.deadline) > 0 {
+	if why == wakeArrival && resp.Code == protocol.RespPullRetryImmediately && time.Until(hp.deadline) > 0 {
 		if next, err := resp.ExtFields.Int64("nextBeginOffset"); err == nil && next > hp.offset {
 			hp.req.ExtFields.SetInt64("queueOffset", next) // the request is ours until answered
 			h.hold(&heldPull{conn: hp.conn, req: hp.req, key: hp.key, offset: next, deadline: hp.deadline})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -24,7 +25,7 @@ func TestFlowControlCounters(t *testing.T) {
 
 	// Arrival while the page cache is busy.
 	e.store.SetOSPageCacheBusy(true)
-	wantCode(t, "busy send", e.send("T", 0, "x", ""), remoting.RespSystemBusy)
+	wantCode(t, "busy send", e.send("T", 0, "x", ""), protocol.RespSystemBusy)
 	e.store.SetOSPageCacheBusy(false)
 
 	// A full queue, then the queued send cleaned when the cache turns busy.
@@ -34,12 +35,12 @@ func TestFlowControlCounters(t *testing.T) {
 	<-entered
 	queued := e.asyncSend("T", "queued")
 	eventually(t, "the send to be queued", func() bool { return e.b.QueuedSends() == 1 })
-	wantCode(t, "overflowing send", <-e.asyncSend("T", "overflow"), remoting.RespSystemBusy)
+	wantCode(t, "overflowing send", <-e.asyncSend("T", "overflow"), protocol.RespSystemBusy)
 	e.store.SetOSPageCacheBusy(true)
-	wantCode(t, "cleaned send", <-queued, remoting.RespSystemBusy)
+	wantCode(t, "cleaned send", <-queued, protocol.RespSystemBusy)
 	e.store.SetOSPageCacheBusy(false)
 	release()
-	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
+	wantCode(t, "blocked send", <-first, protocol.RespSuccess)
 
 	want := broker.FlowControl{PageCacheBusyRejected: 1, PageCacheBusyCleaned: 1, QueueFull: 1}
 	if fc := e.b.FlowControl(); fc != want {
@@ -57,9 +58,9 @@ func TestFlowControlQueueTimeouts(t *testing.T) {
 	entered, release := blockPuts(e)
 	first := e.asyncSend("T", "slow")
 	<-entered
-	wantCode(t, "expired send", <-e.asyncSend("T", "queued"), remoting.RespSystemBusy)
+	wantCode(t, "expired send", <-e.asyncSend("T", "queued"), protocol.RespSystemBusy)
 	release()
-	wantCode(t, "blocked send", <-first, remoting.RespSuccess)
+	wantCode(t, "blocked send", <-first, protocol.RespSuccess)
 	if fc := e.b.FlowControl(); fc.QueueTimeouts != 1 || fc.QueueFull != 0 || fc.PageCacheBusyRejected != 0 {
 		t.Fatalf("counters %+v, want one queue timeout", fc)
 	}
@@ -83,13 +84,13 @@ func TestConsumerLags(t *testing.T) {
 		ext := remoting.ExtFields{"consumerGroup": group, "topic": topic}
 		ext.SetInt32("queueId", q)
 		ext.SetInt64("commitOffset", off)
-		wantCode(t, "commit", e.call(remoting.ReqUpdateConsumerOffset, ext, nil), remoting.RespSuccess)
+		wantCode(t, "commit", e.call(protocol.ReqUpdateConsumerOffset, ext, nil), protocol.RespSuccess)
 	}
 	commit("off", "T", 0, 1) // 2 behind
 	commit("off", "T", 1, 3) // caught up
 	commit("off", "U", 0, 0) // 1 behind
 	// "live" subscribes to T (and its retry topic) by heartbeat, no offsets.
-	wantCode(t, "heartbeat", e.call(remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "live")), remoting.RespSuccess)
+	wantCode(t, "heartbeat", e.call(protocol.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "live")), protocol.RespSuccess)
 
 	lags := e.b.ConsumerLags()
 	want := []broker.ConsumerLag{
@@ -123,21 +124,21 @@ func TestClientCounts(t *testing.T) {
 	if p, c := e.b.ClientCounts(); len(p) != 0 || len(c) != 0 {
 		t.Fatalf("fresh broker: %+v %+v", p, c)
 	}
-	wantCode(t, "consumer c1", e.call(remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "g1")), remoting.RespSuccess)
-	wantCode(t, "consumer c2", e.call(remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c2", "g1")), remoting.RespSuccess)
+	wantCode(t, "consumer c1", e.call(protocol.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "g1")), protocol.RespSuccess)
+	wantCode(t, "consumer c2", e.call(protocol.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c2", "g1")), protocol.RespSuccess)
 	hb := broker.HeartbeatData{ClientID: "10.0.0.1@p1", ProducerDataSet: []broker.ProducerData{{GroupName: "pg1"}, {GroupName: "pg2"}}}
 	body, err := json.Marshal(hb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := remoting.NewRequest(remoting.ReqHeartBeat, nil)
+	req := remoting.NewRequest(protocol.ReqHeartBeat, nil)
 	req.Body = body
 	req.Language, req.Version = remoting.LanguageJava, 453
 	resp, err := e.client.InvokeSync(t.Context(), e.b.Addr(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "producer", resp, remoting.RespSuccess)
+	wantCode(t, "producer", resp, protocol.RespSuccess)
 
 	producers, consumers := e.b.ClientCounts()
 	if len(producers) != 1 || producers[0] != (broker.ClientCount{Language: "JAVA", Version: 453, Count: 2}) {

@@ -37,26 +37,26 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 		maxTimes = b.groupRetryMaxTimes(group) // the group's retryMaxTimes (ops.go)
 	}
 	if err := record.ValidateTopic(protocol.RetryTopic(group)); err != nil {
-		return responsef(remoting.RespInvalidParameter, "bad consumer group %q: %v", group, err)
+		return responsef(protocol.RespInvalidParameter, "bad consumer group %q: %v", group, err)
 	}
 	retry, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(group), b.groupRetryQueueNums(group)))
 	if err != nil {
-		return responsef(remoting.RespSystemError, "create topic %s: %v", protocol.RetryTopic(group), err)
+		return responsef(protocol.RespSystemError, "create topic %s: %v", protocol.RetryTopic(group), err)
 	}
 	if resp := b.routeResponse(retry.TopicName, "created", ver); resp != nil {
 		return resp
 	}
 	if !writable(retry) {
-		return responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", retry.TopicName)
+		return responsef(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", retry.TopicName)
 	}
 
 	raw, err := b.store.ReadRecord(offset)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "look message by offset failed, %d: %v", offset, err)
+		return responsef(protocol.RespSystemError, "look message by offset failed, %d: %v", offset, err)
 	}
 	rec, err := record.Decode(raw, false)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "look message by offset failed, %d: %v", offset, err)
+		return responsef(protocol.RespSystemError, "look message by offset failed, %d: %v", offset, err)
 	}
 	props := record.DecodeProperties(string(rec.Properties))
 	if _, ok := props[PropertyRetryTopic]; !ok {

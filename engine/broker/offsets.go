@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -28,11 +29,11 @@ func (b *Broker) queryConsumerOffset(_ context.Context, _ *remoting.Conn, req *r
 	switch {
 	case ok && off >= 0:
 	case !setZero:
-		return remoting.NewResponse(remoting.RespQueryNotFound, "Not found, do not set to zero, maybe this group boot first"), nil
+		return remoting.NewResponse(protocol.RespQueryNotFound, "Not found, do not set to zero, maybe this group boot first"), nil
 	case b.store.MinOffset(topic, queueID) <= 0 && b.store.InMemory(topic, queueID, 0):
 		off = 0
 	default:
-		return remoting.NewResponse(remoting.RespQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"), nil
+		return remoting.NewResponse(protocol.RespQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first"), nil
 	}
 	resp := success()
 	resp.Ext().SetInt64("offset", off)
@@ -138,7 +139,7 @@ func (b *Broker) getConsumerList(_ context.Context, _ *remoting.Conn, req *remot
 	}
 	ids := b.clients.members(group)
 	if len(ids) == 0 {
-		return responsef(remoting.RespSystemError, "no consumer for this group, %s", group), nil
+		return responsef(protocol.RespSystemError, "no consumer for this group, %s", group), nil
 	}
 	body, err := json.Marshal(struct {
 		ConsumerIDList []string `json:"consumerIdList"`

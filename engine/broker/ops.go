@@ -49,18 +49,18 @@ func (b *Broker) registerOps() {
 	b.ops.longPolling.Store(b.cfg.LongPolling)
 	b.ops.shortPolling.Store(int64(b.cfg.ShortPollingTime))
 	b.ops.cfgVersion.v = protocol.DataVersion{Timestamp: time.Now().UnixMilli()}
-	b.handle(remoting.ReqGetBrokerRuntimeInfo, b.getBrokerRuntimeInfo, nil)
-	b.handle(remoting.ReqGetTopicStatsInfo, b.getTopicStatsInfo, nil)
-	b.handle(remoting.ReqGetConsumeStats, b.getConsumeStats, nil)
-	b.handle(remoting.ReqGetConsumerConnectionList, b.getConsumerConnectionList, nil)
-	b.handle(remoting.ReqGetProducerConnectionList, b.getProducerConnectionList, nil)
-	b.handle(remoting.ReqQueryTopicConsumeByWho, b.queryTopicConsumeByWho, nil)
-	b.handle(remoting.ReqUpdateAndCreateSubscriptionGroup, b.updateAndCreateSubscriptionGroup, nil)
-	b.handle(remoting.ReqDeleteSubscriptionGroup, b.deleteSubscriptionGroup, nil)
-	b.handle(remoting.ReqInvokeBrokerToResetOffset, b.invokeBrokerToResetOffset, nil)
-	b.handle(remoting.ReqInvokeBrokerToGetConsumerStatus, b.invokeBrokerToGetConsumerStatus, nil)
-	b.handle(remoting.ReqGetBrokerConfig, b.getBrokerConfig, nil)
-	b.handle(remoting.ReqUpdateBrokerConfig, b.updateBrokerConfig, nil)
+	b.handle(protocol.ReqGetBrokerRuntimeInfo, b.getBrokerRuntimeInfo, nil)
+	b.handle(protocol.ReqGetTopicStatsInfo, b.getTopicStatsInfo, nil)
+	b.handle(protocol.ReqGetConsumeStats, b.getConsumeStats, nil)
+	b.handle(protocol.ReqGetConsumerConnectionList, b.getConsumerConnectionList, nil)
+	b.handle(protocol.ReqGetProducerConnectionList, b.getProducerConnectionList, nil)
+	b.handle(protocol.ReqQueryTopicConsumeByWho, b.queryTopicConsumeByWho, nil)
+	b.handle(protocol.ReqUpdateAndCreateSubscriptionGroup, b.updateAndCreateSubscriptionGroup, nil)
+	b.handle(protocol.ReqDeleteSubscriptionGroup, b.deleteSubscriptionGroup, nil)
+	b.handle(protocol.ReqInvokeBrokerToResetOffset, b.invokeBrokerToResetOffset, nil)
+	b.handle(protocol.ReqInvokeBrokerToGetConsumerStatus, b.invokeBrokerToGetConsumerStatus, nil)
+	b.handle(protocol.ReqGetBrokerConfig, b.getBrokerConfig, nil)
+	b.handle(protocol.ReqUpdateBrokerConfig, b.updateBrokerConfig, nil)
 }
 
 func bodyResponse(body []byte) *remoting.Command {
@@ -132,15 +132,15 @@ func (b *Broker) checkConsumeGroup(group string) (int32, string) {
 	switch {
 	case err != nil:
 		b.log.Warn("subscription group lookup failed; pull allowed", "group", group, "err", err)
-		return remoting.RespSuccess, ""
+		return protocol.RespSuccess, ""
 	case !ok:
-		return remoting.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", group)
+		return protocol.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", group)
 	case !c.ConsumeEnable:
-		return remoting.RespNoPermission, "subscription group no permission, " + group
+		return protocol.RespNoPermission, "subscription group no permission, " + group
 	case !c.ConsumeBroadcastEnable && b.clients.messageModel(group) == Broadcasting:
-		return remoting.RespNoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", group)
+		return protocol.RespNoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", group)
 	}
-	return remoting.RespSuccess, ""
+	return protocol.RespSuccess, ""
 }
 
 // groupRetryMaxTimes is the group's retryMaxTimes, or the broker's
@@ -200,7 +200,7 @@ func (b *Broker) ensureHeartbeatGroups(hb *HeartbeatData) {
 func (b *Broker) getAllSubscriptionGroupConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
 	t, err := b.subGroups()
 	if err != nil {
-		return responsef(remoting.RespSystemError, "%v", err), nil
+		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	body, err := json.Marshal(t.wrapper())
 	if err != nil {
@@ -218,18 +218,18 @@ func (b *Broker) updateAndCreateSubscriptionGroup(_ context.Context, _ *remoting
 		return nil, remoting.NewBadRequest("%v", err)
 	}
 	if err := validateGroupName(c.GroupName); err != nil {
-		return remoting.NewResponse(remoting.RespInvalidParameter, err.Error()), nil
+		return remoting.NewResponse(protocol.RespInvalidParameter, err.Error()), nil
 	}
 	if c.RetryQueueNums < 0 || c.RetryMaxTimes < -1 {
-		return responsef(remoting.RespInvalidParameter, "retryQueueNums %d / retryMaxTimes %d out of range",
+		return responsef(protocol.RespInvalidParameter, "retryQueueNums %d / retryMaxTimes %d out of range",
 			c.RetryQueueNums, c.RetryMaxTimes), nil
 	}
 	t, err := b.subGroups()
 	if err != nil {
-		return responsef(remoting.RespSystemError, "%v", err), nil
+		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	if err := t.put(c); err != nil {
-		return responsef(remoting.RespSystemError, "%v", err), nil
+		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	b.log.Info("subscription group updated", "group", c.GroupName, "consumeEnable", c.ConsumeEnable,
 		"retryMaxTimes", c.RetryMaxTimes)
@@ -254,14 +254,14 @@ func (b *Broker) deleteSubscriptionGroup(_ context.Context, _ *remoting.Conn, re
 	}
 	t, err := b.subGroups()
 	if err != nil {
-		return responsef(remoting.RespSystemError, "%v", err), nil
+		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	if _, err := t.delete(group); err != nil {
-		return responsef(remoting.RespSystemError, "%v", err), nil
+		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	if clean || remove {
 		if err := b.store.DeleteGroupOffsets(group); err != nil {
-			return responsef(remoting.RespSystemError, "remove offsets of %s: %v", group, err), nil
+			return responsef(protocol.RespSystemError, "remove offsets of %s: %v", group, err), nil
 		}
 	}
 	b.log.Info("subscription group deleted", "group", group, "offsetsRemoved", clean || remove)
@@ -282,11 +282,11 @@ func (b *Broker) syncSubGroups() error {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.RegisterTimeout)
 	defer cancel()
-	resp, err := b.ns.InvokeSync(ctx, addr, remoting.NewRequest(remoting.ReqGetAllSubscriptionGroupConfig, nil))
+	resp, err := b.ns.InvokeSync(ctx, addr, remoting.NewRequest(protocol.ReqGetAllSubscriptionGroupConfig, nil))
 	if err != nil {
 		return err
 	}
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: code %d %s", addr, resp.Code, resp.Remark)
 	}
 	var w protocol.SubscriptionGroupWrapper
@@ -433,7 +433,7 @@ func (b *Broker) getTopicStatsInfo(_ context.Context, _ *remoting.Conn, req *rem
 	}
 	tc, ok := b.topics.get(topic)
 	if !ok {
-		return responsef(remoting.RespTopicNotExist, "topic[%s] not exist", topic), nil
+		return responsef(protocol.RespTopicNotExist, "topic[%s] not exist", topic), nil
 	}
 	n := max(tc.ReadQueueNums, tc.WriteQueueNums)
 	entries := make([]mqEntry, 0, n)
@@ -555,7 +555,7 @@ func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, 
 	}
 	cc, ok := b.clients.consumerConnection(group)
 	if !ok {
-		return responsef(remoting.RespConsumerNotOnline, "the consumer group[%s] not online", group), nil
+		return responsef(protocol.RespConsumerNotOnline, "the consumer group[%s] not online", group), nil
 	}
 	body, err := json.Marshal(cc)
 	if err != nil {
@@ -572,7 +572,7 @@ func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, 
 	}
 	conns := b.clients.producerConnections(group)
 	if len(conns) == 0 {
-		return responsef(remoting.RespSystemError, "the producer group[%s] not exist", group), nil
+		return responsef(protocol.RespSystemError, "the producer group[%s] not exist", group), nil
 	}
 	body, err := json.Marshal(protocol.ProducerConnection{ConnectionSet: conns})
 	if err != nil {
@@ -655,7 +655,7 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 	}
 	tc, ok := b.topics.get(topic)
 	if !ok {
-		return responsef(remoting.RespTopicNotExist, "[reset-offset] topic [%s] not exist", topic), nil
+		return responsef(protocol.RespTopicNotExist, "[reset-offset] topic [%s] not exist", topic), nil
 	}
 	table := map[int32]int64{}
 	for q := range tc.WriteQueueNums {
@@ -664,14 +664,14 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 		}
 		cur, ok := b.store.ConsumerOffset(group, topic, q)
 		if !ok {
-			return responsef(remoting.RespSystemError, "THe consumer group <%s> not exist", group), nil
+			return responsef(protocol.RespSystemError, "THe consumer group <%s> not exist", group), nil
 		}
 		var target int64
 		switch {
 		case queueID >= 0 && explicit >= 0:
 			minOff, maxOff := b.store.MinOffset(topic, q), b.store.MaxOffset(topic, q)
 			if explicit < minOff || explicit > maxOff {
-				return responsef(remoting.RespInvalidParameter, "offset %d of queue %d is outside [%d, %d]",
+				return responsef(protocol.RespInvalidParameter, "offset %d of queue %d is outside [%d, %d]",
 					explicit, q, minOff, maxOff), nil
 			}
 			target = explicit
@@ -702,7 +702,7 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 		return bodyResponse(body), nil
 	}
 	for _, c := range conns {
-		push := remoting.NewRequest(remoting.ReqResetConsumerClientOffset, remoting.ExtFields{
+		push := remoting.NewRequest(protocol.ReqResetConsumerClientOffset, remoting.ExtFields{
 			"topic": topic, "group": group, "timestamp": strconv.FormatInt(ts, 10), "isForce": strconv.FormatBool(force),
 		})
 		if queueID >= 0 {
@@ -740,7 +740,7 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 	only := req.ExtFields.OptString("clientAddr", "")
 	members := b.clients.memberClients(group)
 	if len(members) == 0 {
-		return responsef(remoting.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group), nil
+		return responsef(protocol.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group), nil
 	}
 	body := []byte(`{"consumerTable":{`)
 	n := 0
@@ -748,11 +748,11 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 		if only != "" && m.id != only {
 			continue
 		}
-		ask := remoting.NewRequest(remoting.ReqGetConsumerStatusFromClient, remoting.ExtFields{"topic": topic, "group": group})
+		ask := remoting.NewRequest(protocol.ReqGetConsumerStatusFromClient, remoting.ExtFields{"topic": topic, "group": group})
 		cctx, cancel := context.WithTimeout(ctx, consumerStatusTimeout)
 		resp, err := m.conn.Invoke(cctx, ask)
 		cancel()
-		if err != nil || resp.Code != remoting.RespSuccess {
+		if err != nil || resp.Code != protocol.RespSuccess {
 			b.log.Warn("get consumer status failed", "group", group, "client", m.id, "err", err)
 			continue
 		}

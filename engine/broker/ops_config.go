@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -161,7 +162,7 @@ func parseProperties(body []byte) (map[string]string, error) {
 func (b *Broker) updateBrokerConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	props, err := parseProperties(req.Body)
 	if err != nil {
-		return responsef(remoting.RespSystemError, "string2Properties error: %v", err), nil
+		return responsef(protocol.RespSystemError, "string2Properties error: %v", err), nil
 	}
 	if len(props) == 0 {
 		return success(), nil
@@ -170,14 +171,14 @@ func (b *Broker) updateBrokerConfig(_ context.Context, _ *remoting.Conn, req *re
 	var fixed []string
 	for _, k := range keys {
 		if slices.Contains(configBlackList, k) {
-			return remoting.NewResponse(remoting.RespNoPermission, "Can not update config in black list."), nil
+			return remoting.NewResponse(protocol.RespNoPermission, "Can not update config in black list."), nil
 		}
 		if _, ok := liveConfig[k]; !ok {
 			fixed = append(fixed, k)
 		}
 	}
 	if len(fixed) > 0 {
-		return responsef(remoting.RespInvalidParameter,
+		return responsef(protocol.RespInvalidParameter,
 			"can not update %s while the broker runs (changeable: %s); nothing was changed",
 			strings.Join(fixed, ", "), strings.Join(LiveConfigKeys(), ", ")), nil
 	}
@@ -192,7 +193,7 @@ func (b *Broker) updateBrokerConfig(_ context.Context, _ *remoting.Conn, req *re
 			for rk, v := range old { // undo: all or nothing
 				_ = liveConfig[rk].set(b, v)
 			}
-			return responsef(remoting.RespInvalidParameter, "bad value for %s: %v; nothing was changed", k, err), nil
+			return responsef(protocol.RespInvalidParameter, "bad value for %s: %v; nothing was changed", k, err), nil
 		}
 	}
 	b.ops.cfgVersion.Lock()

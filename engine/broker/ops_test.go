@@ -47,25 +47,25 @@ func (e *env) commitOffset(group, topic string, q int32, off int64) {
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": topic}
 	ext.SetInt32("queueId", q)
 	ext.SetInt64("commitOffset", off)
-	wantCode(e.t, "commit offset", e.call(remoting.ReqUpdateConsumerOffset, ext, nil), remoting.RespSuccess)
+	wantCode(e.t, "commit offset", e.call(protocol.ReqUpdateConsumerOffset, ext, nil), protocol.RespSuccess)
 }
 
 func (e *env) groupOffset(group, topic string, q int32) *remoting.Command {
 	e.t.Helper()
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": topic}
 	ext.SetInt32("queueId", q)
-	return e.call(remoting.ReqQueryConsumerOffset, ext, nil)
+	return e.call(protocol.ReqQueryConsumerOffset, ext, nil)
 }
 
 func (e *env) heartbeat(body []byte) {
 	e.t.Helper()
-	wantCode(e.t, "heartbeat", e.call(remoting.ReqHeartBeat, nil, body), remoting.RespSuccess)
+	wantCode(e.t, "heartbeat", e.call(protocol.ReqHeartBeat, nil, body), protocol.RespSuccess)
 }
 
 func (e *env) runtimeInfo() map[string]string {
 	e.t.Helper()
-	resp := e.call(remoting.ReqGetBrokerRuntimeInfo, nil, nil)
-	wantCode(e.t, "runtime info", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqGetBrokerRuntimeInfo, nil, nil)
+	wantCode(e.t, "runtime info", resp, protocol.RespSuccess)
 	var kv struct {
 		Table map[string]string `json:"table"`
 	}
@@ -121,8 +121,8 @@ func TestOpsTopicStats(t *testing.T) {
 		e.mustSend("T", 0, "x", "")
 	}
 	e.mustSend("T", 1, "y", "")
-	resp := e.call(remoting.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": "T"}, nil)
-	wantCode(t, "topic stats", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": "T"}, nil)
+	wantCode(t, "topic stats", resp, protocol.RespSuccess)
 	if !strings.HasPrefix(string(resp.Body), `{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:{`) {
 		t.Fatalf("not fastjson's MessageQueue-keyed form: %s", resp.Body)
 	}
@@ -135,7 +135,7 @@ func TestOpsTopicStats(t *testing.T) {
 	if _, ok := broker.FieldOf(resp.Body, "topicPutTps"); !ok {
 		t.Fatalf("no topicPutTps: %s", resp.Body)
 	}
-	wantCode(t, "unknown topic", e.call(remoting.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": "nope"}, nil), remoting.RespTopicNotExist)
+	wantCode(t, "unknown topic", e.call(protocol.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": "nope"}, nil), protocol.RespTopicNotExist)
 }
 
 func TestOpsConsumeStats(t *testing.T) {
@@ -147,8 +147,8 @@ func TestOpsConsumeStats(t *testing.T) {
 	e.commitOffset("g", "T", 0, 2)
 	e.commitOffset("g", "T", 1, 0)
 	for _, ext := range []remoting.ExtFields{{"consumerGroup": "g", "topic": "T"}, {"consumerGroup": "g"}, {"consumerGroup": "g", "topicList": "T;"}} {
-		resp := e.call(remoting.ReqGetConsumeStats, ext, nil)
-		wantCode(t, "consume stats", resp, remoting.RespSuccess)
+		resp := e.call(protocol.ReqGetConsumeStats, ext, nil)
+		wantCode(t, "consume stats", resp, protocol.RespSuccess)
 		tab := mqTable[protocol.OffsetWrapper](t, resp.Body, "offsetTable")
 		q0, q1 := tab[mq("T", 0)], tab[mq("T", 1)]
 		if len(tab) != 2 || q0.BrokerOffset != 3 || q0.ConsumerOffset != 2 || q0.PullOffset != 2 || q0.LastTimestamp == 0 ||
@@ -160,7 +160,7 @@ func TestOpsConsumeStats(t *testing.T) {
 		}
 	}
 	// A group without offsets has an empty table.
-	resp := e.call(remoting.ReqGetConsumeStats, remoting.ExtFields{"consumerGroup": "other"}, nil)
+	resp := e.call(protocol.ReqGetConsumeStats, remoting.ExtFields{"consumerGroup": "other"}, nil)
 	if string(resp.Body) != `{"consumeTps":0.0,"offsetTable":{}}` {
 		t.Fatalf("empty group: %s", resp.Body)
 	}
@@ -177,8 +177,8 @@ func TestOpsConnections(t *testing.T) {
 	e.heartbeat(heartbeatBody("10.0.0.1@c1", "g"))
 	e.heartbeat(producerHeartbeat("10.0.0.1@p1", "pg"))
 
-	resp := e.call(remoting.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": "g"}, nil)
-	wantCode(t, "consumer connections", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": "g"}, nil)
+	wantCode(t, "consumer connections", resp, protocol.RespSuccess)
 	var cc protocol.ConsumerConnection
 	if err := json.Unmarshal(resp.Body, &cc); err != nil {
 		t.Fatal(err)
@@ -191,22 +191,22 @@ func TestOpsConnections(t *testing.T) {
 	if sd := cc.SubscriptionTable["T"]; sd.Topic != "T" || sd.SubString != "*" || sd.ExpressionType != "TAG" || len(cc.SubscriptionTable) != 2 {
 		t.Fatalf("subscription table %s", resp.Body)
 	}
-	wantCode(t, "offline group", e.call(remoting.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": "nobody"}, nil),
-		remoting.RespConsumerNotOnline)
+	wantCode(t, "offline group", e.call(protocol.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": "nobody"}, nil),
+		protocol.RespConsumerNotOnline)
 
-	resp = e.call(remoting.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "pg"}, nil)
-	wantCode(t, "producer connections", resp, remoting.RespSuccess)
+	resp = e.call(protocol.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "pg"}, nil)
+	wantCode(t, "producer connections", resp, protocol.RespSuccess)
 	var pc protocol.ProducerConnection
 	if err := json.Unmarshal(resp.Body, &pc); err != nil || len(pc.ConnectionSet) != 1 || pc.ConnectionSet[0].ClientID != "10.0.0.1@p1" {
 		t.Fatalf("producer connection %s (%v)", resp.Body, err)
 	}
-	wantCode(t, "unknown producer group", e.call(remoting.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "x"}, nil),
-		remoting.RespSystemError)
+	wantCode(t, "unknown producer group", e.call(protocol.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": "x"}, nil),
+		protocol.RespSystemError)
 
 	// QUERY_TOPIC_CONSUME_BY_WHO: the online subscriber and a group with offsets.
 	e.commitOffset("offline", "T", 0, 0)
-	resp = e.call(remoting.ReqQueryTopicConsumeByWho, remoting.ExtFields{"topic": "T"}, nil)
-	wantCode(t, "consume by who", resp, remoting.RespSuccess)
+	resp = e.call(protocol.ReqQueryTopicConsumeByWho, remoting.ExtFields{"topic": "T"}, nil)
+	wantCode(t, "consume by who", resp, protocol.RespSuccess)
 	if string(resp.Body) != `{"groupList":["g","offline"]}` {
 		t.Fatalf("group list %s", resp.Body)
 	}
@@ -214,8 +214,8 @@ func TestOpsConnections(t *testing.T) {
 
 func (e *env) subGroups() protocol.SubscriptionGroupWrapper {
 	e.t.Helper()
-	resp := e.call(remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
-	wantCode(e.t, "get all subscription groups", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqGetAllSubscriptionGroupConfig, nil, nil)
+	wantCode(e.t, "get all subscription groups", resp, protocol.RespSuccess)
 	var w protocol.SubscriptionGroupWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		e.t.Fatal(err)
@@ -225,7 +225,7 @@ func (e *env) subGroups() protocol.SubscriptionGroupWrapper {
 
 func (e *env) putSubGroup(body string) *remoting.Command {
 	e.t.Helper()
-	return e.call(remoting.ReqUpdateAndCreateSubscriptionGroup, nil, []byte(body))
+	return e.call(protocol.ReqUpdateAndCreateSubscriptionGroup, nil, []byte(body))
 }
 
 func TestOpsSubscriptionGroups(t *testing.T) {
@@ -245,24 +245,24 @@ func TestOpsSubscriptionGroups(t *testing.T) {
 	v1 := w.DataVersion.Counter
 
 	// Create one that may not consume: its pulls get NO_PERMISSION.
-	wantCode(t, "create", e.putSubGroup(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":2}`), remoting.RespSuccess)
+	wantCode(t, "create", e.putSubGroup(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":2}`), protocol.RespSuccess)
 	w = e.subGroups()
 	c := w.SubscriptionGroupTable["sg"]
 	if c.ConsumeEnable || c.RetryMaxTimes != 2 || !c.ConsumeFromMinEnable || c.RetryQueueNums != 1 || w.DataVersion.Counter <= v1 {
 		t.Fatalf("created %+v version %+v", c, w.DataVersion)
 	}
 	resp := e.pull("sg", "T", 0, 0, 1)
-	wantCode(t, "pull of a disabled group", resp, remoting.RespNoPermission)
+	wantCode(t, "pull of a disabled group", resp, protocol.RespNoPermission)
 	if resp.Remark != "subscription group no permission, sg" {
 		t.Fatalf("remark %q", resp.Remark)
 	}
-	wantCode(t, "enable", e.putSubGroup(`{"groupName":"sg","consumeEnable":true}`), remoting.RespSuccess)
-	wantCode(t, "pull of the enabled group", e.pull("sg", "T", 0, 0, 1), remoting.RespSuccess)
+	wantCode(t, "enable", e.putSubGroup(`{"groupName":"sg","consumeEnable":true}`), protocol.RespSuccess)
+	wantCode(t, "pull of the enabled group", e.pull("sg", "T", 0, 0, 1), protocol.RespSuccess)
 
 	for _, bad := range []string{`{"groupName":""}`, `{"groupName":"a b"}`, `{"groupName":"` + strings.Repeat("x", 121) + `"}`} {
-		wantCode(t, "bad name "+bad, e.putSubGroup(bad), remoting.RespInvalidParameter)
+		wantCode(t, "bad name "+bad, e.putSubGroup(bad), protocol.RespInvalidParameter)
 	}
-	wantCode(t, "bad body", e.putSubGroup(`{`), remoting.RespSystemError)
+	wantCode(t, "bad body", e.putSubGroup(`{`), protocol.RespSystemError)
 
 	// A broadcasting group whose config forbids broadcast consumption.
 	var hb broker.HeartbeatData
@@ -272,17 +272,17 @@ func TestOpsSubscriptionGroups(t *testing.T) {
 	hb.ConsumerDataSet[0].MessageModel = broker.Broadcasting
 	body, _ := json.Marshal(hb)
 	e.heartbeat(body)
-	wantCode(t, "broadcast pull", e.pull("bg", "T", 0, 0, 1), remoting.RespSuccess)
-	wantCode(t, "no broadcast", e.putSubGroup(`{"groupName":"bg","consumeBroadcastEnable":false}`), remoting.RespSuccess)
-	if resp := e.pull("bg", "T", 0, 0, 1); resp.Code != remoting.RespNoPermission ||
+	wantCode(t, "broadcast pull", e.pull("bg", "T", 0, 0, 1), protocol.RespSuccess)
+	wantCode(t, "no broadcast", e.putSubGroup(`{"groupName":"bg","consumeBroadcastEnable":false}`), protocol.RespSuccess)
+	if resp := e.pull("bg", "T", 0, 0, 1); resp.Code != protocol.RespNoPermission ||
 		resp.Remark != "the consumer group[bg] can not consume by broadcast way" {
 		t.Fatalf("broadcast pull of a group without consumeBroadcastEnable: %d %q", resp.Code, resp.Remark)
 	}
 
 	// Delete with cleanOffset drops the group's offsets too.
 	e.commitOffset("sg", "T", 0, 1)
-	wantCode(t, "delete", e.call(remoting.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "sg", "cleanOffset": "true"}, nil),
-		remoting.RespSuccess)
+	wantCode(t, "delete", e.call(protocol.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "sg", "cleanOffset": "true"}, nil),
+		protocol.RespSuccess)
 	if _, ok := e.subGroups().SubscriptionGroupTable["sg"]; ok {
 		t.Fatal("deleted group still listed")
 	}
@@ -295,16 +295,16 @@ func TestOpsSubscriptionGroupAutoCreateOff(t *testing.T) {
 	e := startEnv(t, func(c *broker.Config) { c.AutoCreateSubscriptionGroup = false })
 	e.createTopic("T", 1)
 	e.mustSend("T", 0, "x", "")
-	wantCode(t, "pull of an unknown group", e.pull("g", "T", 0, 0, 1), remoting.RespSubscriptionGroupNotExist)
+	wantCode(t, "pull of an unknown group", e.pull("g", "T", 0, 0, 1), protocol.RespSubscriptionGroupNotExist)
 	e.heartbeat(heartbeatBody("10.0.0.1@c1", "g"))
 	if n := len(e.subGroups().SubscriptionGroupTable); n != 0 {
 		t.Fatalf("heartbeat created %d groups with auto-creation off", n)
 	}
-	wantCode(t, "create", e.putSubGroup(`{"groupName":"g"}`), remoting.RespSuccess)
-	wantCode(t, "pull of the created group", e.pull("g", "T", 0, 0, 1), remoting.RespSuccess)
+	wantCode(t, "create", e.putSubGroup(`{"groupName":"g"}`), protocol.RespSuccess)
+	wantCode(t, "pull of the created group", e.pull("g", "T", 0, 0, 1), protocol.RespSuccess)
 	// Turned on at run time, unknown groups are created on their first pull.
-	wantCode(t, "update config", e.call(remoting.ReqUpdateBrokerConfig, nil, []byte("autoCreateSubscriptionGroup=true\n")), remoting.RespSuccess)
-	wantCode(t, "pull of a new group", e.pull("g2", "T", 0, 0, 1), remoting.RespSuccess)
+	wantCode(t, "update config", e.call(protocol.ReqUpdateBrokerConfig, nil, []byte("autoCreateSubscriptionGroup=true\n")), protocol.RespSuccess)
+	wantCode(t, "pull of a new group", e.pull("g2", "T", 0, 0, 1), protocol.RespSuccess)
 	if _, ok := e.subGroups().SubscriptionGroupTable["g2"]; !ok {
 		t.Fatal("g2 not created by its pull")
 	}
@@ -315,13 +315,13 @@ func TestOpsSubscriptionGroupAutoCreateOff(t *testing.T) {
 func TestOpsRetryMaxTimesFromGroup(t *testing.T) {
 	e := startEnv(t, nil)
 	e.createTopic("T", 1)
-	wantCode(t, "create", e.putSubGroup(`{"groupName":"g","retryMaxTimes":1}`), remoting.RespSuccess)
+	wantCode(t, "create", e.putSubGroup(`{"groupName":"g","retryMaxTimes":1}`), protocol.RespSuccess)
 	e.mustSend("T", 0, "payload", "")
 	orig := e.onlyRecord("T")
 	back := func(phys int64) {
 		ext := sendBackExt("g", phys, 0, 0)
 		delete(ext, "maxReconsumeTimes")
-		wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, ext, nil), remoting.RespSuccess)
+		wantCode(t, "send back", e.call(protocol.ReqConsumerSendMsgBack, ext, nil), protocol.RespSuccess)
 	}
 	back(orig.PhysicalOffset) // reconsumeTimes 0 < 1: retried
 	eventually(t, "delivery to the retry topic", func() bool { return e.maxOffset(protocol.RetryTopic("g"), 0) == 1 })
@@ -346,15 +346,15 @@ func TestOpsResetOffset(t *testing.T) {
 	e.mustSend("T", 0, "new", "")
 	e.mustSend("T", 0, "new", "")
 	reset := func(group string, ts int64, force bool) *remoting.Command {
-		return e.call(remoting.ReqInvokeBrokerToResetOffset, remoting.ExtFields{"group": group, "topic": "T",
+		return e.call(protocol.ReqInvokeBrokerToResetOffset, remoting.ExtFields{"group": group, "topic": "T",
 			"timestamp": strconv.FormatInt(ts, 10), "isForce": strconv.FormatBool(force)}, nil)
 	}
-	wantCode(t, "group without offsets", reset("g", ts, true), remoting.RespSystemError)
+	wantCode(t, "group without offsets", reset("g", ts, true), protocol.RespSystemError)
 
 	e.commitOffset("g", "T", 0, 5)
 	e.commitOffset("g", "T", 1, 0)
 	// No live consumer: SUCCESS (RocketMQ 5's server-side reset), the offsets are committed.
-	wantCode(t, "offline group", reset("g", ts, true), remoting.RespSuccess)
+	wantCode(t, "offline group", reset("g", ts, true), protocol.RespSuccess)
 	if off := extInt(t, e.groupOffset("g", "T", 0), "offset"); off != 3 {
 		t.Fatalf("offset after reset %d, want 3", off)
 	}
@@ -362,7 +362,7 @@ func TestOpsResetOffset(t *testing.T) {
 	e.commitOffset("g", "T", 0, 5)
 	e.heartbeat(heartbeatBody("10.0.0.1@c1", "g"))
 	resp := reset("g", ts, true)
-	wantCode(t, "reset", resp, remoting.RespSuccess)
+	wantCode(t, "reset", resp, protocol.RespSuccess)
 	want := `{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:3,{"brokerName":"broker-a","queueId":1,"topic":"T"}:0}}`
 	if string(resp.Body) != want {
 		t.Fatalf("ResetOffsetBody %s", resp.Body)
@@ -371,7 +371,7 @@ func TestOpsResetOffset(t *testing.T) {
 	for push == nil {
 		select {
 		case p := <-e.pushes:
-			if p.Code == remoting.ReqResetConsumerClientOffset {
+			if p.Code == protocol.ReqResetConsumerClientOffset {
 				push = p
 			}
 		case <-time.After(waitLimit):
@@ -379,18 +379,18 @@ func TestOpsResetOffset(t *testing.T) {
 		}
 	}
 	{
-		if push.Code != remoting.ReqResetConsumerClientOffset || push.ExtFields["group"] != "g" || push.ExtFields["topic"] != "T" ||
+		if push.Code != protocol.ReqResetConsumerClientOffset || push.ExtFields["group"] != "g" || push.ExtFields["topic"] != "T" ||
 			push.ExtFields["timestamp"] != strconv.FormatInt(ts, 10) || push.ExtFields["isForce"] != "true" || string(push.Body) != want {
 			t.Fatalf("push %d %v %s", push.Code, push.ExtFields, push.Body)
 		}
 	}
 	// Not forced, a later target keeps the smaller current offset; -1 is the max offset.
 	e.commitOffset("g", "T", 0, 1)
-	wantCode(t, "reset to max, not forced", reset("g", -1, false), remoting.RespSuccess)
+	wantCode(t, "reset to max, not forced", reset("g", -1, false), protocol.RespSuccess)
 	if off := extInt(t, e.groupOffset("g", "T", 0), "offset"); off != 1 {
 		t.Fatalf("unforced reset moved the offset to %d", off)
 	}
-	wantCode(t, "reset to max, forced", reset("g", -1, true), remoting.RespSuccess)
+	wantCode(t, "reset to max, forced", reset("g", -1, true), protocol.RespSuccess)
 	if off := extInt(t, e.groupOffset("g", "T", 0), "offset"); off != 5 {
 		t.Fatalf("forced reset to max gave %d", off)
 	}
@@ -399,8 +399,8 @@ func TestOpsResetOffset(t *testing.T) {
 func TestOpsBrokerConfig(t *testing.T) {
 	e := startEnv(t, nil)
 	get := func() (map[string]string, int64) {
-		resp := e.call(remoting.ReqGetBrokerConfig, nil, nil)
-		wantCode(t, "get config", resp, remoting.RespSuccess)
+		resp := e.call(protocol.ReqGetBrokerConfig, nil, nil)
+		wantCode(t, "get config", resp, protocol.RespSuccess)
 		var ver struct {
 			Counter int64 `json:"counter"`
 		}
@@ -424,9 +424,9 @@ func TestOpsBrokerConfig(t *testing.T) {
 		t.Fatalf("config %v", m)
 	}
 	update := func(body string) *remoting.Command {
-		return e.call(remoting.ReqUpdateBrokerConfig, nil, []byte(body))
+		return e.call(protocol.ReqUpdateBrokerConfig, nil, []byte(body))
 	}
-	wantCode(t, "update", update("# comment\nlongPollingEnable=false\nshortPollingTimeMills = 50\n"), remoting.RespSuccess)
+	wantCode(t, "update", update("# comment\nlongPollingEnable=false\nshortPollingTimeMills = 50\n"), protocol.RespSuccess)
 	m, v1 := get()
 	if m["longPollingEnable"] != "false" || m["shortPollingTimeMills"] != "50" || v1 != v0+1 {
 		t.Fatalf("after update: %v version %d→%d", m, v0, v1)
@@ -434,19 +434,19 @@ func TestOpsBrokerConfig(t *testing.T) {
 	// The change is live: an empty suspended pull is now held only 50 ms.
 	e.createTopic("T", 1)
 	start := time.Now()
-	resp := e.call(remoting.ReqPullMessage, pullExt("g", "T", 0, 0, 1, remoting.PullFlagSuspend, 20000), nil)
-	wantCode(t, "short-polled pull", resp, remoting.RespPullNotFound)
+	resp := e.call(protocol.ReqPullMessage, pullExt("g", "T", 0, 0, 1, protocol.PullFlagSuspend, 20000), nil)
+	wantCode(t, "short-polled pull", resp, protocol.RespPullNotFound)
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("pull was long-polled after longPollingEnable=false")
 	}
 
-	wantCode(t, "read-only key", update("listenPort=1"), remoting.RespInvalidParameter)
-	wantCode(t, "black-listed key", update("brokerConfigPath=/x"), remoting.RespNoPermission)
-	wantCode(t, "bad value", update("longPollingEnable=maybe\nautoCreateTopicEnable=false"), remoting.RespInvalidParameter)
+	wantCode(t, "read-only key", update("listenPort=1"), protocol.RespInvalidParameter)
+	wantCode(t, "black-listed key", update("brokerConfigPath=/x"), protocol.RespNoPermission)
+	wantCode(t, "bad value", update("longPollingEnable=maybe\nautoCreateTopicEnable=false"), protocol.RespInvalidParameter)
 	if m, v := get(); m["autoCreateTopicEnable"] != "true" || v != v1 {
 		t.Fatalf("a refused update changed something: %v %d", m, v)
 	}
-	wantCode(t, "not properties", update("no separator here"), remoting.RespSystemError)
+	wantCode(t, "not properties", update("no separator here"), protocol.RespSystemError)
 }
 
 // DELETE_TOPIC_IN_BROKER over engine/store: re-creating the topic starts
@@ -471,7 +471,7 @@ func TestOpsDeleteTopicRealStore(t *testing.T) {
 				t.Fatalf("store keys %v", kv)
 			}
 
-			wantCode(t, "delete", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": "T"}, nil), remoting.RespSuccess)
+			wantCode(t, "delete", e.call(protocol.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": "T"}, nil), protocol.RespSuccess)
 			e.createTopic("T", 2)
 			checkEmpty := func(when string) {
 				t.Helper()
@@ -480,10 +480,10 @@ func TestOpsDeleteTopicRealStore(t *testing.T) {
 						t.Fatalf("%s: max offset of T/%d is %d", when, q, m)
 					}
 				}
-				wantCode(t, when+": old offset", e.groupOffset("g", "T", 0), remoting.RespQueryNotFound)
-				qm := e.call(remoting.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "k-old", "maxNum": "32",
+				wantCode(t, when+": old offset", e.groupOffset("g", "T", 0), protocol.RespQueryNotFound)
+				qm := e.call(protocol.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "k-old", "maxNum": "32",
 					"beginTimestamp": "0", "endTimestamp": strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)}, nil)
-				wantCode(t, when+": key of a deleted message", qm, remoting.RespQueryNotFound)
+				wantCode(t, when+": key of a deleted message", qm, protocol.RespQueryNotFound)
 				if off := extInt(t, e.groupOffset("g", "U", 0), "offset"); off != 1 || e.maxOffset("U", 0) != 1 {
 					t.Fatalf("%s: the other topic lost data", when)
 				}
@@ -523,9 +523,9 @@ func TestOpsSubscriptionGroupsPersist(t *testing.T) {
 	ns := startNamesrv(t)
 	dir := t.TempDir()
 	e := startRealEnv(t, dir, flush.Async, ns.Addr())
-	wantCode(t, "create", e.putSubGroup(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":3}`), remoting.RespSuccess)
-	wantCode(t, "create 2", e.putSubGroup(`{"groupName":"gone"}`), remoting.RespSuccess)
-	wantCode(t, "delete", e.call(remoting.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "gone"}, nil), remoting.RespSuccess)
+	wantCode(t, "create", e.putSubGroup(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":3}`), protocol.RespSuccess)
+	wantCode(t, "create 2", e.putSubGroup(`{"groupName":"gone"}`), protocol.RespSuccess)
+	wantCode(t, "delete", e.call(protocol.ReqDeleteSubscriptionGroup, remoting.ExtFields{"groupName": "gone"}, nil), protocol.RespSuccess)
 	if err := e.b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestOpsSubscriptionGroupsPersist(t *testing.T) {
 		t.Fatalf("after restart %+v", w)
 	}
 	e.createTopic("T", 1)
-	wantCode(t, "pull of the disabled group after restart", e.pull("sg", "T", 0, 0, 1), remoting.RespNoPermission)
+	wantCode(t, "pull of the disabled group after restart", e.pull("sg", "T", 0, 0, 1), protocol.RespNoPermission)
 }
 
 func TestOpsGetConsumerStatus(t *testing.T) {
@@ -544,10 +544,10 @@ func TestOpsGetConsumerStatus(t *testing.T) {
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = quiet
 	ccfg.RequestProcessor = remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-		if req.Code != remoting.ReqGetConsumerStatusFromClient || req.ExtFields["group"] != "g" {
+		if req.Code != protocol.ReqGetConsumerStatusFromClient || req.ExtFields["group"] != "g" {
 			return nil, nil
 		}
-		resp := remoting.NewResponse(remoting.RespSuccess, "")
+		resp := remoting.NewResponse(protocol.RespSuccess, "")
 		// The Go client's ConsumerStatus.Encode form.
 		resp.Body = []byte(`{"messageQueueTable":{{"topic":"` + req.ExtFields["topic"] + `","brokerName":"broker-a","queueId":1}:7,` +
 			`{"topic":"` + req.ExtFields["topic"] + `","brokerName":"broker-a","queueId":0}:5}}`)
@@ -555,21 +555,21 @@ func TestOpsGetConsumerStatus(t *testing.T) {
 	})
 	c := remoting.NewClient(ccfg)
 	t.Cleanup(func() { _ = c.Close() })
-	wantCode(t, "heartbeat", callWith(t, c, e.b.Addr(), remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "g")), remoting.RespSuccess)
+	wantCode(t, "heartbeat", callWith(t, c, e.b.Addr(), protocol.ReqHeartBeat, nil, heartbeatBody("10.0.0.1@c1", "g")), protocol.RespSuccess)
 
-	resp := e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "g"}, nil)
-	wantCode(t, "consumer status", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "g"}, nil)
+	wantCode(t, "consumer status", resp, protocol.RespSuccess)
 	want := `{"consumerTable":{"10.0.0.1@c1":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:5,` +
 		`{"brokerName":"broker-a","queueId":1,"topic":"T"}:7}},"messageQueueTable":{}}`
 	if string(resp.Body) != want {
 		t.Fatalf("GetConsumerStatusBody\n%s\nwant\n%s", resp.Body, want)
 	}
-	resp = e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "g", "clientAddr": "other"}, nil)
+	resp = e.call(protocol.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "g", "clientAddr": "other"}, nil)
 	if string(resp.Body) != `{"consumerTable":{},"messageQueueTable":{}}` {
 		t.Fatalf("another client's status: %s", resp.Body)
 	}
-	wantCode(t, "offline group", e.call(remoting.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "x"}, nil),
-		remoting.RespSystemError)
+	wantCode(t, "offline group", e.call(protocol.ReqInvokeBrokerToGetConsumerStatus, remoting.ExtFields{"topic": "T", "group": "x"}, nil),
+		protocol.RespSystemError)
 }
 
 // retryQueueNums sizes the group's retry topic; notifyConsumerIdsChangedEnable
@@ -577,8 +577,8 @@ func TestOpsGetConsumerStatus(t *testing.T) {
 func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
 	e := startEnv(t, nil)
 	e.createTopic("T", 1)
-	wantCode(t, "create", e.putSubGroup(`{"groupName":"g","retryQueueNums":3,"notifyConsumerIdsChangedEnable":false}`), remoting.RespSuccess)
-	wantCode(t, "create 2", e.putSubGroup(`{"groupName":"n"}`), remoting.RespSuccess)
+	wantCode(t, "create", e.putSubGroup(`{"groupName":"g","retryQueueNums":3,"notifyConsumerIdsChangedEnable":false}`), protocol.RespSuccess)
+	wantCode(t, "create 2", e.putSubGroup(`{"groupName":"n"}`), protocol.RespSuccess)
 	e.heartbeat(heartbeatBody("10.0.0.1@c1", "g", "n"))
 	route, ok := e.ns.TopicRoute(protocol.RetryTopic("g"))
 	if !ok || len(route.QueueDatas) != 1 || route.QueueDatas[0].WriteQueueNums != 3 {
@@ -587,8 +587,8 @@ func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
 	// c1's own join and a second member joining both groups: only n's
 	// members are told, twice.
 	other, _ := newClient(t)
-	wantCode(t, "heartbeat 2", callWith(t, other, e.b.Addr(), remoting.ReqHeartBeat, nil, heartbeatBody("10.0.0.2@c2", "g", "n")),
-		remoting.RespSuccess)
+	wantCode(t, "heartbeat 2", callWith(t, other, e.b.Addr(), protocol.ReqHeartBeat, nil, heartbeatBody("10.0.0.2@c2", "g", "n")),
+		protocol.RespSuccess)
 	// The pushes go out after the heartbeats' replies, each on its own
 	// goroutine: wait for two (however slow the machine), then a while
 	// longer for a third that must not come.
@@ -597,7 +597,7 @@ func TestOpsGroupRetryQueuesAndNotify(t *testing.T) {
 	for done := false; !done; {
 		select {
 		case p := <-e.pushes:
-			if p.Code == remoting.ReqNotifyConsumerIDsChanged {
+			if p.Code == protocol.ReqNotifyConsumerIDsChanged {
 				told = append(told, p.ExtFields["consumerGroup"])
 				if len(told) == 2 {
 					deadline = time.After(300 * time.Millisecond)
@@ -619,10 +619,10 @@ func TestOpsSlaveCopiesSubscriptionGroups(t *testing.T) {
 	slave := haBroker(t, ns.Addr(), broker.Slave, 1, func(c *broker.Config) { c.SlaveReadEnable = true })
 	c, _ := newClient(t)
 	createTopicOn(t, c, master.Addr(), "T", 1)
-	wantCode(t, "create group", callWith(t, c, master.Addr(), remoting.ReqUpdateAndCreateSubscriptionGroup, nil,
-		[]byte(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":5}`)), remoting.RespSuccess)
+	wantCode(t, "create group", callWith(t, c, master.Addr(), protocol.ReqUpdateAndCreateSubscriptionGroup, nil,
+		[]byte(`{"groupName":"sg","consumeEnable":false,"retryMaxTimes":5}`)), protocol.RespSuccess)
 	eventually(t, "the slave to copy the group", func() bool {
-		resp := callWith(t, c, slave.Addr(), remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
+		resp := callWith(t, c, slave.Addr(), protocol.ReqGetAllSubscriptionGroupConfig, nil, nil)
 		var w protocol.SubscriptionGroupWrapper
 		if json.Unmarshal(resp.Body, &w) != nil {
 			return false
@@ -631,9 +631,9 @@ func TestOpsSlaveCopiesSubscriptionGroups(t *testing.T) {
 		return ok && !g.ConsumeEnable && g.RetryMaxTimes == 5
 	})
 	eventually(t, "the slave to know T", func() bool {
-		resp := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("sg", "T", 0, 0, 1, 0, 0), nil)
-		return resp.Code != remoting.RespTopicNotExist
+		resp := callWith(t, c, slave.Addr(), protocol.ReqPullMessage, pullExt("sg", "T", 0, 0, 1, 0, 0), nil)
+		return resp.Code != protocol.RespTopicNotExist
 	})
-	resp := callWith(t, c, slave.Addr(), remoting.ReqPullMessage, pullExt("sg", "T", 0, 0, 1, 0, 0), nil)
-	wantCode(t, "pull of a disabled group from the slave", resp, remoting.RespNoPermission)
+	resp := callWith(t, c, slave.Addr(), protocol.ReqPullMessage, pullExt("sg", "T", 0, 0, 1, 0, 0), nil)
+	wantCode(t, "pull of a disabled group from the slave", resp, protocol.RespNoPermission)
 }

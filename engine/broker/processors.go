@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -19,32 +20,32 @@ func (b *Broker) registerProcessors() {
 	clientManage := s.NewExecutor("client-manage", b.cfg.ClientManageExecutor)
 	query := s.NewExecutor("query", b.cfg.QueryExecutor)
 
-	for _, code := range []int32{remoting.ReqSendMessage, remoting.ReqSendMessageV2, remoting.ReqSendBatchMessage, remoting.ReqConsumerSendMsgBack} {
+	for _, code := range []int32{protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage, protocol.ReqConsumerSendMsgBack} {
 		b.handle(code, b.enqueueSend, send)
 	}
-	b.handle(remoting.ReqPullMessage, b.pullMessage, pull)
+	b.handle(protocol.ReqPullMessage, b.pullMessage, pull)
 
-	b.handle(remoting.ReqHeartBeat, b.heartbeat, heartbeat)
-	b.handle(remoting.ReqUnregisterClient, b.unregisterClient, heartbeat)
+	b.handle(protocol.ReqHeartBeat, b.heartbeat, heartbeat)
+	b.handle(protocol.ReqUnregisterClient, b.unregisterClient, heartbeat)
 
-	b.handle(remoting.ReqQueryConsumerOffset, b.queryConsumerOffset, clientManage)
-	b.handle(remoting.ReqUpdateConsumerOffset, b.updateConsumerOffset, clientManage)
-	b.handle(remoting.ReqGetConsumerListByGroup, b.getConsumerList, clientManage)
-	b.handle(remoting.ReqLockBatchMQ, b.lockBatchMQ, clientManage)
-	b.handle(remoting.ReqUnlockBatchMQ, b.unlockBatchMQ, clientManage)
+	b.handle(protocol.ReqQueryConsumerOffset, b.queryConsumerOffset, clientManage)
+	b.handle(protocol.ReqUpdateConsumerOffset, b.updateConsumerOffset, clientManage)
+	b.handle(protocol.ReqGetConsumerListByGroup, b.getConsumerList, clientManage)
+	b.handle(protocol.ReqLockBatchMQ, b.lockBatchMQ, clientManage)
+	b.handle(protocol.ReqUnlockBatchMQ, b.unlockBatchMQ, clientManage)
 
-	b.handle(remoting.ReqQueryMessage, b.queryMessage, query)
-	b.handle(remoting.ReqViewMessageByID, b.viewMessageByID, query)
+	b.handle(protocol.ReqQueryMessage, b.queryMessage, query)
+	b.handle(protocol.ReqViewMessageByID, b.viewMessageByID, query)
 
 	// Admin requests on the default executor.
-	b.handle(remoting.ReqUpdateAndCreateTopic, b.updateAndCreateTopic, nil)
-	b.handle(remoting.ReqDeleteTopicInBroker, b.deleteTopic, nil)
-	b.handle(remoting.ReqGetAllTopicConfig, b.getAllTopicConfig, nil)
-	b.handle(remoting.ReqGetAllSubscriptionGroupConfig, b.getAllSubscriptionGroupConfig, nil)
-	b.handle(remoting.ReqGetMaxOffset, b.getMaxOffset, nil)
-	b.handle(remoting.ReqGetMinOffset, b.getMinOffset, nil)
-	b.handle(remoting.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
-	b.handle(remoting.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
+	b.handle(protocol.ReqUpdateAndCreateTopic, b.updateAndCreateTopic, nil)
+	b.handle(protocol.ReqDeleteTopicInBroker, b.deleteTopic, nil)
+	b.handle(protocol.ReqGetAllTopicConfig, b.getAllTopicConfig, nil)
+	b.handle(protocol.ReqGetAllSubscriptionGroupConfig, b.getAllSubscriptionGroupConfig, nil)
+	b.handle(protocol.ReqGetMaxOffset, b.getMaxOffset, nil)
+	b.handle(protocol.ReqGetMinOffset, b.getMinOffset, nil)
+	b.handle(protocol.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
+	b.handle(protocol.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
 
 	// Feature processors, each registered from its own file.
 	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config
@@ -64,8 +65,8 @@ func (b *Broker) RequestCodes() []int32 { return b.server.ProcessorCodes() }
 func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
 	b.server.RegisterProcessor(code, remoting.ProcessorFunc(func(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 		if !b.ready.Load() {
-			resp := remoting.NewResponse(remoting.RespServiceNotAvailable, "broker is not serving (starting or stopping)")
-			if code == remoting.ReqPullMessage || code == remoting.ReqLitePullMessage {
+			resp := remoting.NewResponse(protocol.RespServiceNotAvailable, "broker is not serving (starting or stopping)")
+			if code == protocol.ReqPullMessage || code == protocol.ReqLitePullMessage {
 				echoPullOffset(resp, req)
 			}
 			return resp, nil
@@ -83,7 +84,7 @@ func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
 // field <topic> is null"), counts it and logs it rate-limited. Handlers
 // that reply later use conn.BadRequest for the same answer.
 
-func success() *remoting.Command { return remoting.NewResponse(remoting.RespSuccess, "") }
+func success() *remoting.Command { return remoting.NewResponse(protocol.RespSuccess, "") }
 
 func responsef(code int32, format string, args ...any) *remoting.Command {
 	return remoting.NewResponse(code, fmt.Sprintf(format, args...))

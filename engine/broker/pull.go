@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -107,23 +108,23 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 	}
 	tc, ok := b.topics.get(p.topic)
 	if !ok {
-		return fail(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
+		return fail(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
 	}
 	if !readable(tc) {
-		return fail(remoting.RespNoPermission, "the topic[%s] pulling message is forbidden", p.topic)
+		return fail(protocol.RespNoPermission, "the topic[%s] pulling message is forbidden", p.topic)
 	}
 	if p.queueID < 0 || p.queueID >= tc.ReadQueueNums {
-		return fail(remoting.RespSystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]",
+		return fail(protocol.RespSystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]",
 			p.queueID, p.topic, tc.ReadQueueNums)
 	}
 	filter, fcode, remark := b.pullFilter(p)
-	if fcode != remoting.RespSuccess {
+	if fcode != protocol.RespSuccess {
 		return fail(fcode, "%s", remark)
 	}
-	if code, remark := b.checkConsumeGroup(p.group); code != remoting.RespSuccess { // ops.go
+	if code, remark := b.checkConsumeGroup(p.group); code != protocol.RespSuccess { // ops.go
 		return fail(code, "%s", remark)
 	}
-	if allowSuspend && p.sysFlag&remoting.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
+	if allowSuspend && p.sysFlag&protocol.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
 		b.store.CommitConsumerOffset(p.group, p.topic, p.queueID, p.commitOffset)
 	}
 	maxNums := int(p.maxMsgNums)
@@ -135,10 +136,10 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 	code := b.slavePullCode(pullCode(res.Status, p.offset))
 	resp := pullResponse(code, res.Status.String(), res.NextBeginOffset, res.MinOffset, res.MaxOffset)
 	resp.Ext()["suggestWhichBrokerId"] = b.suggestBrokerID(res)
-	if code == remoting.RespSuccess {
+	if code == protocol.RespSuccess {
 		resp.Body = res.Buffer
 	}
-	if code == remoting.RespPullNotFound && allowSuspend && p.sysFlag&remoting.PullFlagSuspend != 0 {
+	if code == protocol.RespPullNotFound && allowSuspend && p.sysFlag&protocol.PullFlagSuspend != 0 {
 		if wait := b.suspendTime(p.suspendMillis); wait > 0 {
 			return nil, &heldPull{req: req, key: queueKey{p.topic, p.queueID}, offset: p.offset, deadline: time.Now().Add(wait)}
 		}
@@ -164,18 +165,18 @@ func (b *Broker) suspendTime(requestedMillis int64) time.Duration {
 func pullCode(s GetStatus, offset int64) int32 {
 	switch s {
 	case GetFound:
-		return remoting.RespSuccess
+		return protocol.RespSuccess
 	case GetMessageWasRemoving, GetNoMatchedMessage:
-		return remoting.RespPullRetryImmediately
+		return protocol.RespPullRetryImmediately
 	case GetNoMatchedLogicQueue, GetNoMessageInQueue:
 		if offset != 0 {
-			return remoting.RespPullOffsetMoved
+			return protocol.RespPullOffsetMoved
 		}
-		return remoting.RespPullNotFound
+		return protocol.RespPullNotFound
 	case GetOffsetFoundNull, GetOffsetOverflowOne:
-		return remoting.RespPullNotFound
+		return protocol.RespPullNotFound
 	case GetOffsetOverflowBadly, GetOffsetTooSmall, GetOffsetReset:
-		return remoting.RespPullOffsetMoved
+		return protocol.RespPullOffsetMoved
 	}
-	return remoting.RespSystemError
+	return protocol.RespSystemError
 }

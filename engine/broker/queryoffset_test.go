@@ -7,6 +7,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -17,8 +18,8 @@ func (e *env) queryOffset(topic string, queueID int, extra ...string) (int32, in
 	for i := 0; i+1 < len(extra); i += 2 {
 		q[extra[i]] = extra[i+1]
 	}
-	resp := e.call(remoting.ReqQueryConsumerOffset, q, nil)
-	if resp.Code != remoting.RespSuccess {
+	resp := e.call(protocol.ReqQueryConsumerOffset, q, nil)
+	if resp.Code != protocol.RespSuccess {
 		return resp.Code, -1
 	}
 	return resp.Code, extInt(e.t, resp, "offset")
@@ -32,30 +33,30 @@ func (e *env) queryOffset(topic string, queueID int, extra ...string) (int32, in
 func TestQueryConsumerOffsetWithoutStoredOffset(t *testing.T) {
 	e := startEnv(t, nil)
 	e.createTopic("Q", 3)
-	if code, _ := e.queryOffset("Q", 0); code != remoting.RespQueryNotFound {
-		t.Fatalf("empty queue: %s", remoting.ResponseCodeName(code))
+	if code, _ := e.queryOffset("Q", 0); code != protocol.RespQueryNotFound {
+		t.Fatalf("empty queue: %s", protocol.ResponseCodeName(code))
 	}
 	e.mustSend("Q", 0, "a", "")
 	e.mustSend("Q", 0, "b", "")
-	if code, off := e.queryOffset("Q", 0); code != remoting.RespSuccess || off != 0 {
-		t.Fatalf("young queue: %s %d, want SUCCESS 0", remoting.ResponseCodeName(code), off)
+	if code, off := e.queryOffset("Q", 0); code != protocol.RespSuccess || off != 0 {
+		t.Fatalf("young queue: %s %d, want SUCCESS 0", protocol.ResponseCodeName(code), off)
 	}
-	if code, _ := e.queryOffset("Q", 0, "setZeroIfNotFound", "false"); code != remoting.RespQueryNotFound {
-		t.Fatalf("setZeroIfNotFound=false: %s", remoting.ResponseCodeName(code))
+	if code, _ := e.queryOffset("Q", 0, "setZeroIfNotFound", "false"); code != protocol.RespQueryNotFound {
+		t.Fatalf("setZeroIfNotFound=false: %s", protocol.ResponseCodeName(code))
 	}
-	if code, _ := e.queryOffset("Q", 1); code != remoting.RespQueryNotFound {
-		t.Fatalf("other, empty queue: %s", remoting.ResponseCodeName(code))
+	if code, _ := e.queryOffset("Q", 1); code != protocol.RespQueryNotFound {
+		t.Fatalf("other, empty queue: %s", protocol.ResponseCodeName(code))
 	}
 	e.mustSend("Q", 2, "c", "")
 	e.mustSend("Q", 2, "d", "")
 	e.store.Truncate("Q", 2, 1)
-	if code, _ := e.queryOffset("Q", 2); code != remoting.RespQueryNotFound {
-		t.Fatalf("queue whose first message was cleaned: %s", remoting.ResponseCodeName(code))
+	if code, _ := e.queryOffset("Q", 2); code != protocol.RespQueryNotFound {
+		t.Fatalf("queue whose first message was cleaned: %s", protocol.ResponseCodeName(code))
 	}
 	upd := remoting.ExtFields{"consumerGroup": "g", "topic": "Q", "queueId": "0", "commitOffset": "2"}
-	wantCode(t, "commit", e.call(remoting.ReqUpdateConsumerOffset, upd, nil), remoting.RespSuccess)
-	if code, off := e.queryOffset("Q", 0); code != remoting.RespSuccess || off != 2 {
-		t.Fatalf("stored offset: %s %d", remoting.ResponseCodeName(code), off)
+	wantCode(t, "commit", e.call(protocol.ReqUpdateConsumerOffset, upd, nil), protocol.RespSuccess)
+	if code, off := e.queryOffset("Q", 0); code != protocol.RespSuccess || off != 2 {
+		t.Fatalf("stored offset: %s %d", protocol.ResponseCodeName(code), off)
 	}
 }
 
@@ -85,12 +86,12 @@ func TestQueryConsumerOffsetInMemoryOnRealStore(t *testing.T) {
 	// The consume queue is written by the store's dispatcher, just after the put.
 	eventually(t, "first message in memory: SUCCESS 0", func() bool {
 		code, off := e.queryOffset("R", 0)
-		return code == remoting.RespSuccess && off == 0
+		return code == protocol.RespSuccess && off == 0
 	})
 	for range 10 {
 		e.mustSend("R", 0, strings.Repeat("x", 200), "")
 	}
-	if code, _ := e.queryOffset("R", 0); code != remoting.RespQueryNotFound {
-		t.Fatalf("first message out of the in-memory window: %s", remoting.ResponseCodeName(code))
+	if code, _ := e.queryOffset("R", 0); code != protocol.RespQueryNotFound {
+		t.Fatalf("first message out of the in-memory window: %s", protocol.ResponseCodeName(code))
 	}
 }

@@ -60,11 +60,11 @@ func TestRealStore(t *testing.T) {
 			e.createTopic("T", 2)
 
 			// Long polling is woken by the store's dispatcher.
-			ch := e.asyncPull(pullExt("g", "T", 1, 0, 32, remoting.PullFlagSuspend, 20000))
+			ch := e.asyncPull(pullExt("g", "T", 1, 0, 32, protocol.PullFlagSuspend, 20000))
 			eventually(t, "the pull to be held", func() bool { return e.b.HeldPulls() == 1 })
 			first := e.mustSend("T", 1, "one", props(record.PropertyKeys, "key1"))
 			resp := <-ch
-			wantCode(t, "woken pull", resp, remoting.RespSuccess)
+			wantCode(t, "woken pull", resp, protocol.RespSuccess)
 			if recs := decodeAll(t, resp.Body); len(recs) != 1 || string(recs[0].Body) != "one" {
 				t.Fatalf("woken pull: %v", recs)
 			}
@@ -75,8 +75,8 @@ func TestRealStore(t *testing.T) {
 			}
 			h := sendHeader("T", 1, "")
 			h.Batch = true
-			br := e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), batch)
-			wantCode(t, "batch", br, remoting.RespSuccess)
+			br := e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), batch)
+			wantCode(t, "batch", br, protocol.RespSuccess)
 			if ids := strings.Split(br.ExtFields["msgId"], ","); len(ids) != 2 || extInt(t, br, "queueOffset") != 1 {
 				t.Fatalf("batch reply %v", br.ExtFields)
 			}
@@ -87,17 +87,17 @@ func TestRealStore(t *testing.T) {
 			}
 
 			_, phys, _ := record.ParseOffsetMsgID(first.ExtFields["msgId"])
-			view := e.call(remoting.ReqViewMessageByID, remoting.ExtFields{"offset": itoa(phys)}, nil)
-			wantCode(t, "view", view, remoting.RespSuccess)
-			q := e.call(remoting.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "key1", "maxNum": "8", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil)
-			wantCode(t, "query", q, remoting.RespSuccess)
+			view := e.call(protocol.ReqViewMessageByID, remoting.ExtFields{"offset": itoa(phys)}, nil)
+			wantCode(t, "view", view, protocol.RespSuccess)
+			q := e.call(protocol.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "key1", "maxNum": "8", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil)
+			wantCode(t, "query", q, protocol.RespSuccess)
 
 			// Retry through the schedule topic.
-			wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", phys, 1, 16), nil), remoting.RespSuccess)
+			wantCode(t, "send back", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", phys, 1, 16), nil), protocol.RespSuccess)
 			eventually(t, "retry delivery", func() bool { return e.maxOffset(protocol.RetryTopic("g"), 0) == 1 })
 
 			upd := remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "1", "commitOffset": "3"}
-			wantCode(t, "commit", e.call(remoting.ReqUpdateConsumerOffset, upd, nil), remoting.RespSuccess)
+			wantCode(t, "commit", e.call(protocol.ReqUpdateConsumerOffset, upd, nil), protocol.RespSuccess)
 
 			if err := e.b.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
@@ -111,7 +111,7 @@ func TestRealStore(t *testing.T) {
 			if got := decodeAll(t, e2.pull("g", "T", 1, 0, 32).Body); len(got) != 3 {
 				t.Fatalf("after restart: %d records", len(got))
 			}
-			off := e2.call(remoting.ReqQueryConsumerOffset, remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "1"}, nil)
+			off := e2.call(protocol.ReqQueryConsumerOffset, remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "1"}, nil)
 			if extInt(t, off, "offset") != 3 {
 				t.Fatalf("offset after restart %v", off.ExtFields)
 			}

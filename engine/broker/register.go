@@ -100,7 +100,7 @@ func (b *Broker) awaitRegistered(version int64) error {
 // sends it again).
 func (b *Broker) routeResponse(topic, what string, version int64) *remoting.Command {
 	if err := b.awaitRegistered(version); err != nil {
-		return responsef(remoting.RespSystemError, "topic[%s] %s on broker %s, but not registered with every name server "+
+		return responsef(protocol.RespSystemError, "topic[%s] %s on broker %s, but not registered with every name server "+
 			"(the broker retries every %v): %v", topic, what, b.cfg.BrokerName, b.cfg.RegisterInterval, err)
 	}
 	return nil

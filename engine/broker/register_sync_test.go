@@ -39,7 +39,7 @@ func TestCreateThenRouteNeverMisses(t *testing.T) {
 	const n = 120
 	for i := range n {
 		topic := "Loop" + strconv.Itoa(i)
-		wantCode(t, "create "+topic, e.call(remoting.ReqUpdateAndCreateTopic, createExt(topic, 2), nil), remoting.RespSuccess)
+		wantCode(t, "create "+topic, e.call(protocol.ReqUpdateAndCreateTopic, createExt(topic, 2), nil), protocol.RespSuccess)
 		for _, ns := range nss {
 			rd, err := routeOf(t, e.client, ns, topic)
 			if err != nil {
@@ -50,10 +50,10 @@ func TestCreateThenRouteNeverMisses(t *testing.T) {
 			}
 		}
 		// Delete as the Go admin does: the broker, then every name server.
-		wantCode(t, "delete in broker", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": topic}, nil), remoting.RespSuccess)
+		wantCode(t, "delete in broker", e.call(protocol.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": topic}, nil), protocol.RespSuccess)
 		for _, ns := range nss {
-			resp := callWith(t, e.client, ns, remoting.ReqDeleteTopicInNamesrv, remoting.ExtFields{"topic": topic}, nil)
-			wantCode(t, "delete in namesrv", resp, remoting.RespSuccess)
+			resp := callWith(t, e.client, ns, protocol.ReqDeleteTopicInNamesrv, remoting.ExtFields{"topic": topic}, nil)
+			wantCode(t, "delete in namesrv", resp, protocol.RespSuccess)
 			if _, err := routeOf(t, e.client, ns, topic); !errors.Is(err, namesrv.ErrTopicNotExist) {
 				t.Fatalf("iteration %d: route of %s after the delete: %v", i, topic, err)
 			}
@@ -96,10 +96,10 @@ func TestCreateWithNamesrvDown(t *testing.T) {
 		c.RegisterInterval = 50 * time.Millisecond
 	})
 	start := time.Now()
-	resp := e.call(remoting.ReqUpdateAndCreateTopic, createExt("Down", 2), nil)
+	resp := e.call(protocol.ReqUpdateAndCreateTopic, createExt("Down", 2), nil)
 	took := time.Since(start)
-	if resp.Code != remoting.RespSystemError || !strings.Contains(resp.Remark, down) || !strings.Contains(resp.Remark, "Down") {
-		t.Fatalf("create with %s down: %s %q", down, remoting.ResponseCodeName(resp.Code), resp.Remark)
+	if resp.Code != protocol.RespSystemError || !strings.Contains(resp.Remark, down) || !strings.Contains(resp.Remark, "Down") {
+		t.Fatalf("create with %s down: %s %q", down, protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	if took > timeout+5*time.Second {
 		t.Fatalf("create answered after %v, register timeout %v", took, timeout)
@@ -112,9 +112,9 @@ func TestCreateWithNamesrvDown(t *testing.T) {
 	}
 	// A first send that creates a topic says the same.
 	h := sendHeader("DownAuto", 0, "")
-	resp = e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte("x"))
-	if resp.Code != remoting.RespSystemError || !strings.Contains(resp.Remark, down) {
-		t.Fatalf("first send with %s down: %s %q", down, remoting.ResponseCodeName(resp.Code), resp.Remark)
+	resp = e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte("x"))
+	if resp.Code != protocol.RespSystemError || !strings.Contains(resp.Remark, down) {
+		t.Fatalf("first send with %s down: %s %q", down, protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	// The name server comes back on its address: periodic registration repairs it.
 	cfg := namesrv.DefaultConfig()
@@ -158,10 +158,10 @@ func TestCreateWithNamesrvHung(t *testing.T) {
 		c.RegisterTimeout = timeout
 	})
 	start := time.Now()
-	resp := e.call(remoting.ReqUpdateAndCreateTopic, createExt("Hung", 1), nil)
+	resp := e.call(protocol.ReqUpdateAndCreateTopic, createExt("Hung", 1), nil)
 	took := time.Since(start)
-	if resp.Code != remoting.RespSystemError || !strings.Contains(resp.Remark, ln.Addr().String()) || !strings.Contains(resp.Remark, "timed out") {
-		t.Fatalf("create with a hung name server: %s %q", remoting.ResponseCodeName(resp.Code), resp.Remark)
+	if resp.Code != protocol.RespSystemError || !strings.Contains(resp.Remark, ln.Addr().String()) || !strings.Contains(resp.Remark, "timed out") {
+		t.Fatalf("create with a hung name server: %s %q", protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	if took < timeout || took > timeout+5*time.Second {
 		t.Fatalf("answered after %v, register timeout %v", took, timeout)

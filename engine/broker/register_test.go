@@ -27,7 +27,7 @@ func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 	cfg := remoting.DefaultServerConfig()
 	cfg.Logger = quiet
 	f := &fakeNamesrv{srv: remoting.NewServer(cfg)}
-	f.srv.RegisterProcessor(remoting.ReqRegisterBroker, remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	f.srv.RegisterProcessor(protocol.ReqRegisterBroker, remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 		var body protocol.RegisterBrokerBody
 		if err := json.Unmarshal(req.Body, &body); err != nil {
 			return nil, err
@@ -35,13 +35,13 @@ func startFakeNamesrv(t *testing.T) *fakeNamesrv {
 		f.mu.Lock()
 		f.reg = append(f.reg, body)
 		f.mu.Unlock()
-		return remoting.NewResponse(remoting.RespSuccess, ""), nil
+		return remoting.NewResponse(protocol.RespSuccess, ""), nil
 	}), nil)
-	f.srv.RegisterProcessor(remoting.ReqUnregisterBroker, remoting.ProcessorFunc(func(context.Context, *remoting.Conn, *remoting.Command) (*remoting.Command, error) {
+	f.srv.RegisterProcessor(protocol.ReqUnregisterBroker, remoting.ProcessorFunc(func(context.Context, *remoting.Conn, *remoting.Command) (*remoting.Command, error) {
 		f.mu.Lock()
 		f.unr++
 		f.mu.Unlock()
-		return remoting.NewResponse(remoting.RespSuccess, ""), nil
+		return remoting.NewResponse(protocol.RespSuccess, ""), nil
 	}), nil)
 	if err := f.srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -109,8 +109,8 @@ func TestTopicChangesReregisterWithNewDataVersion(t *testing.T) {
 		return ok && rd.QueueDatas[0].ReadQueueNums == 5
 	})
 
-	resp := e.call(remoting.ReqGetAllTopicConfig, nil, nil)
-	wantCode(t, "all topics", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqGetAllTopicConfig, nil, nil)
+	wantCode(t, "all topics", resp, protocol.RespSuccess)
 	var w protocol.TopicConfigSerializeWrapper
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		t.Fatal(err)
@@ -119,12 +119,12 @@ func TestTopicChangesReregisterWithNewDataVersion(t *testing.T) {
 		t.Fatalf("GET_ALL_TOPIC_CONFIG %+v", w)
 	}
 
-	wantCode(t, "delete", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": "Fresh"}, nil), remoting.RespSuccess)
-	wantCode(t, "send to deleted", e.send("Fresh", 0, "x", ""), remoting.RespSuccess) // auto-created again from TBW102
-	wantCode(t, "delete system topic", e.call(remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": protocol.DefaultTopic}, nil), remoting.RespSystemError)
-	wantCode(t, "create system topic", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": protocol.ScheduleTopic, "readQueueNums": "1", "writeQueueNums": "1"}, nil), remoting.RespSystemError)
-	wantCode(t, "create bad topic", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "a b", "readQueueNums": "1", "writeQueueNums": "1"}, nil), remoting.RespSystemError)
-	wantCode(t, "create zero queues", e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "Z", "readQueueNums": "0", "writeQueueNums": "1"}, nil), remoting.RespInvalidParameter)
+	wantCode(t, "delete", e.call(protocol.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": "Fresh"}, nil), protocol.RespSuccess)
+	wantCode(t, "send to deleted", e.send("Fresh", 0, "x", ""), protocol.RespSuccess) // auto-created again from TBW102
+	wantCode(t, "delete system topic", e.call(protocol.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": protocol.DefaultTopic}, nil), protocol.RespSystemError)
+	wantCode(t, "create system topic", e.call(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": protocol.ScheduleTopic, "readQueueNums": "1", "writeQueueNums": "1"}, nil), protocol.RespSystemError)
+	wantCode(t, "create bad topic", e.call(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "a b", "readQueueNums": "1", "writeQueueNums": "1"}, nil), protocol.RespSystemError)
+	wantCode(t, "create zero queues", e.call(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "Z", "readQueueNums": "0", "writeQueueNums": "1"}, nil), protocol.RespInvalidParameter)
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -141,7 +141,7 @@ func TestRestartKeepsMessagesTopicsAndOffsets(t *testing.T) {
 	e.createTopic("T", 2)
 	e.mustSend("T", 1, "kept", "")
 	upd := remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "1", "commitOffset": "1"}
-	wantCode(t, "commit", e.call(remoting.ReqUpdateConsumerOffset, upd, nil), remoting.RespSuccess)
+	wantCode(t, "commit", e.call(protocol.ReqUpdateConsumerOffset, upd, nil), protocol.RespSuccess)
 	if err := e.b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestRestartKeepsMessagesTopicsAndOffsets(t *testing.T) {
 		t.Fatalf("after restart: %v", r)
 	}
 	q := remoting.ExtFields{"consumerGroup": "g", "topic": "T", "queueId": "1"}
-	if got := extInt(t, e.call(remoting.ReqQueryConsumerOffset, q, nil), "offset"); got != 1 {
+	if got := extInt(t, e.call(protocol.ReqQueryConsumerOffset, q, nil), "offset"); got != 1 {
 		t.Fatalf("offset after restart %d", got)
 	}
 	eventually(t, "route after restart", func() bool { rd, ok := e.ns.TopicRoute("T"); return ok && rd.QueueDatas[0].ReadQueueNums == 2 })

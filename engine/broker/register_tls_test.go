@@ -8,6 +8,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/remoting/tlstest"
 )
@@ -78,11 +79,11 @@ func TestRegistersOverTLS(t *testing.T) {
 	defer pc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req := remoting.NewRequest(remoting.ReqGetBrokerConfig, nil)
+	req := remoting.NewRequest(protocol.ReqGetBrokerConfig, nil)
 	if _, err := tc.InvokeSync(ctx, secure.Addr(), req); err != nil {
 		t.Fatalf("TLS client to the TLS broker: %v", err)
 	}
-	if _, err := pc.InvokeSync(ctx, secure.Addr(), remoting.NewRequest(remoting.ReqGetBrokerConfig, nil)); err == nil {
+	if _, err := pc.InvokeSync(ctx, secure.Addr(), remoting.NewRequest(protocol.ReqGetBrokerConfig, nil)); err == nil {
 		t.Fatal("plaintext client served by a TLS-enforcing broker")
 	}
 }

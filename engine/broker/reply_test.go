@@ -27,15 +27,15 @@ func sqlHeartbeat(t *testing.T, e *env, id, group, expr, typ string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "heartbeat "+group, e.call(remoting.ReqHeartBeat, nil, body), remoting.RespSuccess)
+	wantCode(t, "heartbeat "+group, e.call(protocol.ReqHeartBeat, nil, body), protocol.RespSuccess)
 }
 
 // bodies pulls queue 0 of T from offset 0 and returns the bodies found.
 func bodies(t *testing.T, e *env, ext remoting.ExtFields) (int32, []string) {
 	t.Helper()
-	resp := e.call(remoting.ReqPullMessage, ext, nil)
+	resp := e.call(protocol.ReqPullMessage, ext, nil)
 	var out []string
-	if resp.Code == remoting.RespSuccess {
+	if resp.Code == protocol.RespSuccess {
 		for _, r := range decodeAll(t, resp.Body) {
 			out = append(out, string(r.Body))
 		}
@@ -72,23 +72,23 @@ func testSQL92Pulls(t *testing.T, e *env) {
 		return len(all) == 6
 	})
 	code, got := bodies(t, e, pullExt("gsql", "T", 0, 0, 32, 0, 0))
-	if code != remoting.RespSuccess || strings.Join(got, ",") != "m0,m5" {
+	if code != protocol.RespSuccess || strings.Join(got, ",") != "m0,m5" {
 		t.Fatalf("SQL92 group pulled %d %v, want m0,m5", code, got)
 	}
 	// The same expression in the request (subscription flag) filters alike,
 	// and a different one is compiled for the request.
-	ext := pullExt("gsql", "T", 0, 0, 32, remoting.PullFlagSubscription, 0)
+	ext := pullExt("gsql", "T", 0, 0, 32, protocol.PullFlagSubscription, 0)
 	ext["subscription"], ext["expressionType"] = expr, broker.ExpressionSQL92
-	if code, got = bodies(t, e, ext); code != remoting.RespSuccess || strings.Join(got, ",") != "m0,m5" {
+	if code, got = bodies(t, e, ext); code != protocol.RespSuccess || strings.Join(got, ",") != "m0,m5" {
 		t.Fatalf("SQL92 pull with subscription %d %v", code, got)
 	}
 	ext["subscription"] = "a IS NULL OR TAGS IN ('TagB')"
-	if code, got = bodies(t, e, ext); code != remoting.RespSuccess || strings.Join(got, ",") != "m1,m3,m5" {
+	if code, got = bodies(t, e, ext); code != protocol.RespSuccess || strings.Join(got, ",") != "m1,m3,m5" {
 		t.Fatalf("SQL92 pull with another expression %d %v", code, got)
 	}
 	// Nothing matches in range: retry at once past the scanned units.
 	ext["subscription"] = "a = 'none'"
-	if code, _ = bodies(t, e, ext); code != remoting.RespPullRetryImmediately {
+	if code, _ = bodies(t, e, ext); code != protocol.RespPullRetryImmediately {
 		t.Fatalf("no match: code %d", code)
 	}
 	// Tags keep working beside SQL92.
@@ -98,12 +98,12 @@ func testSQL92Pulls(t *testing.T, e *env) {
 	// A bad expression: in the request SUBSCRIPTION_PARSE_FAILED; from a
 	// heartbeat (which succeeds) FILTER_DATA_NOT_EXIST, as Java answers.
 	ext["subscription"] = "a > 'x'"
-	if code, _ = bodies(t, e, ext); code != remoting.RespSubscriptionParseFailed {
+	if code, _ = bodies(t, e, ext); code != protocol.RespSubscriptionParseFailed {
 		t.Fatalf("bad request expression: code %d", code)
 	}
 	sqlHeartbeat(t, e, "c3", "gbad", "a >>> 5", broker.ExpressionSQL92)
-	resp := e.call(remoting.ReqPullMessage, pullExt("gbad", "T", 0, 0, 32, 0, 0), nil)
-	wantCode(t, "bad heartbeat expression", resp, remoting.RespFilterDataNotExist)
+	resp := e.call(protocol.ReqPullMessage, pullExt("gbad", "T", 0, 0, 32, 0, 0), nil)
+	wantCode(t, "bad heartbeat expression", resp, protocol.RespFilterDataNotExist)
 	if !strings.Contains(resp.Remark, "filter data is not exist") {
 		t.Fatalf("remark %q", resp.Remark)
 	}
@@ -129,8 +129,8 @@ func TestSQL92Disabled(t *testing.T) {
 	e.createTopic("T", 1)
 	sendSQLMessages(e)
 	sqlHeartbeat(t, e, "c1", "gsql", "a > 5", broker.ExpressionSQL92)
-	resp := e.call(remoting.ReqPullMessage, pullExt("gsql", "T", 0, 0, 32, 0, 0), nil)
-	wantCode(t, "disabled", resp, remoting.RespSystemError)
+	resp := e.call(protocol.ReqPullMessage, pullExt("gsql", "T", 0, 0, 32, 0, 0), nil)
+	wantCode(t, "disabled", resp, protocol.RespSystemError)
 	if resp.Remark != "The broker does not support consumer to filter message by SQL92" {
 		t.Fatalf("remark %q", resp.Remark)
 	}
@@ -138,8 +138,8 @@ func TestSQL92Disabled(t *testing.T) {
 		t.Fatalf("unfiltered pull found %v", got)
 	}
 	body := `{"clientId":"c1","group":"gsql","subscriptionData":{"topic":"T","subString":"a > 5","expressionType":"SQL92"}}`
-	resp = e.call(remoting.ReqCheckClientConfig, nil, []byte(body))
-	wantCode(t, "check disabled", resp, remoting.RespSystemError)
+	resp = e.call(protocol.ReqCheckClientConfig, nil, []byte(body))
+	wantCode(t, "check disabled", resp, protocol.RespSystemError)
 }
 
 func TestCheckClientConfig(t *testing.T) {
@@ -148,20 +148,20 @@ func TestCheckClientConfig(t *testing.T) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"clientId": "c", "group": "g",
 			"subscriptionData": map[string]any{"topic": "T", "subString": expr, "expressionType": typ, "subVersion": 1}})
-		resp := e.call(remoting.ReqCheckClientConfig, nil, body)
+		resp := e.call(protocol.ReqCheckClientConfig, nil, body)
 		wantCode(t, typ+" "+expr, resp, code)
 		return resp
 	}
-	check("TAG", "a || b", remoting.RespSuccess)
-	check("TAG", "a > (((", remoting.RespSuccess) // tags are not checked
-	check("SQL92", "a > 5 AND b IN ('x')", remoting.RespSuccess)
-	if resp := check("SQL92", "a > 'x'", remoting.RespSubscriptionParseFailed); resp.Remark == "" {
+	check("TAG", "a || b", protocol.RespSuccess)
+	check("TAG", "a > (((", protocol.RespSuccess) // tags are not checked
+	check("SQL92", "a > 5 AND b IN ('x')", protocol.RespSuccess)
+	if resp := check("SQL92", "a > 'x'", protocol.RespSubscriptionParseFailed); resp.Remark == "" {
 		t.Fatal("parse failure without remark")
 	}
-	check("SQL92", "", remoting.RespSubscriptionParseFailed)
-	check("CLASS", "x", remoting.RespSubscriptionParseFailed)
-	wantCode(t, "no body", e.call(remoting.ReqCheckClientConfig, nil, nil), remoting.RespSuccess)
-	wantCode(t, "bad body", e.call(remoting.ReqCheckClientConfig, nil, []byte("{")), remoting.RespSystemError)
+	check("SQL92", "", protocol.RespSubscriptionParseFailed)
+	check("CLASS", "x", protocol.RespSubscriptionParseFailed)
+	wantCode(t, "no body", e.call(protocol.ReqCheckClientConfig, nil, nil), protocol.RespSuccess)
+	wantCode(t, "bad body", e.call(protocol.ReqCheckClientConfig, nil, []byte("{")), protocol.RespSystemError)
 }
 
 // requester is a client that heartbeats as a producer and answers pushed
@@ -177,7 +177,7 @@ func newRequester(t *testing.T, e *env, id string, code int32) *requester {
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = quiet
 	ccfg.RequestProcessor = remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-		if req.Code != remoting.ReqPushReplyMessageToClient {
+		if req.Code != protocol.ReqPushReplyMessageToClient {
 			return nil, nil
 		}
 		r.pushes <- req
@@ -186,7 +186,7 @@ func newRequester(t *testing.T, e *env, id string, code int32) *requester {
 	r.c = remoting.NewClient(ccfg)
 	t.Cleanup(func() { _ = r.c.Close() })
 	hb, _ := json.Marshal(broker.HeartbeatData{ClientID: id, ProducerDataSet: []broker.ProducerData{{GroupName: "req-group"}}})
-	wantCode(t, "requester heartbeat", callWith(t, r.c, e.b.Addr(), remoting.ReqHeartBeat, nil, hb), remoting.RespSuccess)
+	wantCode(t, "requester heartbeat", callWith(t, r.c, e.b.Addr(), protocol.ReqHeartBeat, nil, hb), protocol.RespSuccess)
 	return r
 }
 
@@ -202,13 +202,13 @@ func replyProps(to, corr string) string {
 func TestReplyPushedAndStored(t *testing.T) {
 	e := startEnv(t, nil)
 	topic := protocol.ReplyTopic("DefaultCluster")
-	r := newRequester(t, e, "127.0.0.1@req", remoting.RespSuccess)
+	r := newRequester(t, e, "127.0.0.1@req", protocol.RespSuccess)
 
-	for _, code := range []int32{remoting.ReqSendReplyMessage, remoting.ReqSendReplyMessageV2} {
+	for _, code := range []int32{protocol.ReqSendReplyMessage, protocol.ReqSendReplyMessageV2} {
 		corr := "corr-" + itoa(int64(code))
 		h := sendHeader(topic, 0, replyProps("127.0.0.1@req", corr))
-		resp := e.call(code, h.ExtFields(code == remoting.ReqSendReplyMessageV2), []byte("answer"))
-		wantCode(t, "reply", resp, remoting.RespSuccess)
+		resp := e.call(code, h.ExtFields(code == protocol.ReqSendReplyMessageV2), []byte("answer"))
+		wantCode(t, "reply", resp, protocol.RespSuccess)
 		if _, _, err := record.ParseOffsetMsgID(resp.ExtFields["msgId"]); err != nil {
 			t.Fatalf("stored reply msgId %q: %v", resp.ExtFields["msgId"], err)
 		}
@@ -234,18 +234,18 @@ func TestReplyPushedAndStored(t *testing.T) {
 		t.Fatalf("reply topic holds %d records", len(recs))
 	}
 	// The reply topic is routable: it was registered with the name server.
-	route := callWith(t, e.client, e.ns.Addr(), remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic}, nil)
-	wantCode(t, "reply topic route", route, remoting.RespSuccess)
+	route := callWith(t, e.client, e.ns.Addr(), protocol.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic}, nil)
+	wantCode(t, "reply topic route", route, protocol.RespSuccess)
 }
 
 func TestReplyFailures(t *testing.T) {
 	e := startEnv(t, func(c *broker.Config) { c.StoreReplyMessage = false })
 	topic := protocol.ReplyTopic("DefaultCluster")
-	newRequester(t, e, "127.0.0.1@refuser", remoting.RespSystemError)
-	ok := newRequester(t, e, "127.0.0.1@ok", remoting.RespSuccess)
+	newRequester(t, e, "127.0.0.1@refuser", protocol.RespSystemError)
+	ok := newRequester(t, e, "127.0.0.1@ok", protocol.RespSuccess)
 
 	send := func(to string) *remoting.Command {
-		return e.call(remoting.ReqSendReplyMessage, sendHeader(topic, 0, replyProps(to, "c")).ExtFields(false), []byte("x"))
+		return e.call(protocol.ReqSendReplyMessage, sendHeader(topic, 0, replyProps(to, "c")).ExtFields(false), []byte("x"))
 	}
 	cases := []struct{ to, remark string }{
 		{"", "reply message properties[REPLY_TO_CLIENT] is null"},
@@ -254,24 +254,24 @@ func TestReplyFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		resp := send(c.to)
-		wantCode(t, "reply to "+c.to, resp, remoting.RespSystemError)
+		wantCode(t, "reply to "+c.to, resp, protocol.RespSystemError)
 		if resp.Remark != c.remark {
 			t.Errorf("reply to %q: remark %q, want %q", c.to, resp.Remark, c.remark)
 		}
 	}
 	// Without StoreReplyMessage a pushed reply answers msgId "0" and nothing is stored.
 	resp := send("127.0.0.1@ok")
-	wantCode(t, "reply", resp, remoting.RespSuccess)
+	wantCode(t, "reply", resp, protocol.RespSuccess)
 	if resp.ExtFields["msgId"] != "0" || resp.ExtFields["queueOffset"] != "0" {
 		t.Fatalf("unstored reply answered %v", resp.ExtFields)
 	}
 	<-ok.pushes
-	if got := e.pull("g", topic, 0, 0, 32); got.Code != remoting.RespPullNotFound {
+	if got := e.pull("g", topic, 0, 0, 32); got.Code != protocol.RespPullNotFound {
 		t.Fatalf("reply topic pull: %d, want nothing stored", got.Code)
 	}
 	// A consumer group's client (no producer group) is not a reply target, as in Java.
 	sqlHeartbeat(t, e, "127.0.0.1@consumer", "g", "*", broker.ExpressionTag)
-	if resp := send("127.0.0.1@consumer"); resp.Code != remoting.RespSystemError {
+	if resp := send("127.0.0.1@consumer"); resp.Code != protocol.RespSystemError {
 		t.Fatalf("reply to a consumer-only client: %d", resp.Code)
 	}
 }
@@ -288,42 +288,42 @@ func TestReplyToRequestConnection(t *testing.T) {
 	ccfg.Logger = quiet
 	ccfg.RequestProcessor = remoting.ProcessorFunc(func(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 		pushes <- req
-		return remoting.NewResponse(remoting.RespSuccess, ""), nil
+		return remoting.NewResponse(protocol.RespSuccess, ""), nil
 	})
 	rc := remoting.NewClient(ccfg)
 	defer rc.Close()
 
 	send := func() *remoting.Command {
-		return e.call(remoting.ReqSendReplyMessage, sendHeader(topic, 0, replyProps("127.0.0.1@quiet", "c1")).ExtFields(false), []byte("r"))
+		return e.call(protocol.ReqSendReplyMessage, sendHeader(topic, 0, replyProps("127.0.0.1@quiet", "c1")).ExtFields(false), []byte("r"))
 	}
-	wantCode(t, "reply before any request", send(), remoting.RespSystemError)
+	wantCode(t, "reply before any request", send(), protocol.RespSystemError)
 
 	req := props(broker.PropertyReplyToClient, "127.0.0.1@quiet", broker.PropertyCorrelationID, "c1", broker.PropertyMessageTTL, "3")
-	wantCode(t, "request", callWith(t, rc, e.b.Addr(), remoting.ReqSendMessageV2, sendHeader("Req", 0, req).ExtFields(true), []byte("q")),
-		remoting.RespSuccess)
-	wantCode(t, "reply", send(), remoting.RespSuccess)
+	wantCode(t, "request", callWith(t, rc, e.b.Addr(), protocol.ReqSendMessageV2, sendHeader("Req", 0, req).ExtFields(true), []byte("q")),
+		protocol.RespSuccess)
+	wantCode(t, "reply", send(), protocol.RespSuccess)
 	select {
 	case p := <-pushes:
-		if p.Code != remoting.ReqPushReplyMessageToClient || string(p.Body) != "r" {
+		if p.Code != protocol.ReqPushReplyMessageToClient || string(p.Body) != "r" {
 			t.Fatalf("pushed %d %q", p.Code, p.Body)
 		}
 	case <-time.After(waitLimit):
 		t.Fatal("no push over the request's connection")
 	}
 	_ = rc.Close()
-	eventually(t, "the closed requester forgotten", func() bool { return send().Code == remoting.RespSystemError })
+	eventually(t, "the closed requester forgotten", func() bool { return send().Code == protocol.RespSystemError })
 }
 
 // TestReplyChecksLikeASend: a reply goes through a send's checks (an
 // invalid or forbidden topic is refused before any push).
 func TestReplyChecksLikeASend(t *testing.T) {
 	e := startEnv(t, nil)
-	r := newRequester(t, e, "127.0.0.1@req", remoting.RespSuccess)
+	r := newRequester(t, e, "127.0.0.1@req", protocol.RespSuccess)
 	for topic, code := range map[string]int32{
-		"bad topic!":          remoting.RespInvalidParameter,
-		"SCHEDULE_TOPIC_XXXX": remoting.RespNoPermission,
+		"bad topic!":          protocol.RespInvalidParameter,
+		"SCHEDULE_TOPIC_XXXX": protocol.RespNoPermission,
 	} {
-		resp := e.call(remoting.ReqSendReplyMessage, sendHeader(topic, 0, replyProps("127.0.0.1@req", "c")).ExtFields(false), []byte("x"))
+		resp := e.call(protocol.ReqSendReplyMessage, sendHeader(topic, 0, replyProps("127.0.0.1@req", "c")).ExtFields(false), []byte("x"))
 		wantCode(t, "reply to "+topic, resp, code)
 	}
 	select {

@@ -21,7 +21,7 @@ func sendBackExt(group string, phys int64, delayLevel, maxTimes int32) remoting.
 func (e *env) onlyRecord(topic string) record.Record {
 	e.t.Helper()
 	resp := e.pull("g", topic, 0, 0, 32)
-	wantCode(e.t, "pull "+topic, resp, remoting.RespSuccess)
+	wantCode(e.t, "pull "+topic, resp, protocol.RespSuccess)
 	recs := decodeAll(e.t, resp.Body)
 	if len(recs) != 1 {
 		e.t.Fatalf("%s holds %d records", topic, len(recs))
@@ -31,7 +31,7 @@ func (e *env) onlyRecord(topic string) record.Record {
 
 func (e *env) maxOffset(topic string, queueID int32) int64 {
 	e.t.Helper()
-	return extInt(e.t, e.call(remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": topic, "queueId": itoa(int64(queueID))}, nil), "offset")
+	return extInt(e.t, e.call(protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": topic, "queueId": itoa(int64(queueID))}, nil), "offset")
 }
 
 func prop(r record.Record, name string) string {
@@ -48,7 +48,7 @@ func TestConsumerSendMsgBackRetriesThenDeadLetters(t *testing.T) {
 
 	// First failure: level 0 means 3 + reconsumeTimes, so the message waits in
 	// the schedule topic's queue 2, then lands in %RETRY%g.
-	wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", orig.PhysicalOffset, 0, 2), nil), remoting.RespSuccess)
+	wantCode(t, "send back", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", orig.PhysicalOffset, 0, 2), nil), protocol.RespSuccess)
 	if e.maxOffset(protocol.ScheduleTopic, 2) != 1 {
 		t.Fatal("the retried message is not in the schedule queue of level 3")
 	}
@@ -65,7 +65,7 @@ func TestConsumerSendMsgBackRetriesThenDeadLetters(t *testing.T) {
 	}
 
 	// Second failure (reconsumeTimes 1 < 2): retried again, from the retry topic.
-	wantCode(t, "send back 2", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", r1.PhysicalOffset, 0, 2), nil), remoting.RespSuccess)
+	wantCode(t, "send back 2", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", r1.PhysicalOffset, 0, 2), nil), protocol.RespSuccess)
 	eventually(t, "second delivery", func() bool { return e.maxOffset(retry, 0) == 2 })
 	r2 := decodeAll(t, e.pull("g", retry, 0, 1, 1).Body)[0]
 	if r2.ReconsumeTimes != 2 || prop(r2, broker.PropertyRetryTopic) != "T" {
@@ -73,7 +73,7 @@ func TestConsumerSendMsgBackRetriesThenDeadLetters(t *testing.T) {
 	}
 
 	// Third failure: reconsumeTimes 2 reached the max → %DLQ%g at once.
-	wantCode(t, "send back 3", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", r2.PhysicalOffset, 0, 2), nil), remoting.RespSuccess)
+	wantCode(t, "send back 3", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", r2.PhysicalOffset, 0, 2), nil), protocol.RespSuccess)
 	dead := e.onlyRecord(protocol.DLQTopic("g"))
 	if string(dead.Body) != "payload" || dead.ReconsumeTimes != 3 {
 		t.Fatalf("dead letter: body %q reconsume %d", dead.Body, dead.ReconsumeTimes)
@@ -88,9 +88,9 @@ func TestSendMsgBackNegativeLevelGoesToDLQ(t *testing.T) {
 	e.createTopic("T", 1)
 	e.mustSend("T", 0, "x", "")
 	orig := e.onlyRecord("T")
-	wantCode(t, "send back", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", orig.PhysicalOffset, -1, 16), nil), remoting.RespSuccess)
+	wantCode(t, "send back", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", orig.PhysicalOffset, -1, 16), nil), protocol.RespSuccess)
 	e.onlyRecord(protocol.DLQTopic("g"))
-	wantCode(t, "unknown offset", e.call(remoting.ReqConsumerSendMsgBack, sendBackExt("g", 1<<40, 0, 16), nil), remoting.RespSystemError)
+	wantCode(t, "unknown offset", e.call(protocol.ReqConsumerSendMsgBack, sendBackExt("g", 1<<40, 0, 16), nil), protocol.RespSystemError)
 }
 
 // The Go client's fallback when CONSUMER_SEND_MSG_BACK fails: SEND_MESSAGE to
@@ -100,18 +100,18 @@ func TestClientSideRetrySend(t *testing.T) {
 	retry := protocol.RetryTopic("g")
 	h := sendHeader(retry, 0, props(record.PropertyDelayTimeLevel, "1", broker.PropertyRetryTopic, "T"))
 	h.ProducerGroup, h.ReconsumeTimes, h.MaxReconsumeTimes = "CLIENT_INNER_PRODUCER", 1, 16
-	wantCode(t, "retry send", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("r")), remoting.RespSuccess)
+	wantCode(t, "retry send", e.call(protocol.ReqSendMessage, h.ExtFields(false), []byte("r")), protocol.RespSuccess)
 	eventually(t, "delayed delivery", func() bool { return e.maxOffset(retry, 0) == 1 })
 
 	// Java's rule: reconsumeTimes > max goes to the DLQ; = max is one more retry.
 	h.ReconsumeTimes = 16
-	wantCode(t, "retry send at max", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("m")), remoting.RespSuccess)
+	wantCode(t, "retry send at max", e.call(protocol.ReqSendMessage, h.ExtFields(false), []byte("m")), protocol.RespSuccess)
 	eventually(t, "delayed delivery at max", func() bool { return e.maxOffset(retry, 0) == 2 })
 	if e.maxOffset(protocol.DLQTopic("g"), 0) != 0 {
 		t.Fatal("reconsumeTimes == max went to the DLQ")
 	}
 	h.ReconsumeTimes = 17
-	wantCode(t, "retry send past max", e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("d")), remoting.RespSuccess)
+	wantCode(t, "retry send past max", e.call(protocol.ReqSendMessage, h.ExtFields(false), []byte("d")), protocol.RespSuccess)
 	if r := e.onlyRecord(protocol.DLQTopic("g")); string(r.Body) != "d" || prop(r, record.PropertyDelayTimeLevel) != "" {
 		t.Fatalf("dead letter %q props %q", r.Body, r.Properties)
 	}
@@ -119,7 +119,7 @@ func TestClientSideRetrySend(t *testing.T) {
 	ext := h.ExtFields(false)
 	delete(ext, "maxReconsumeTimes")
 	ext["reconsumeTimes"] = "16"
-	wantCode(t, "retry send at the broker's max", e.call(remoting.ReqSendMessage, ext, []byte("n")), remoting.RespSuccess)
+	wantCode(t, "retry send at the broker's max", e.call(protocol.ReqSendMessage, ext, []byte("n")), protocol.RespSuccess)
 	eventually(t, "delayed delivery at the broker's max", func() bool { return e.maxOffset(retry, 0) == 3 })
 	if e.maxOffset(protocol.DLQTopic("g"), 0) != 1 {
 		t.Fatal("reconsumeTimes == the broker's max went to the DLQ")

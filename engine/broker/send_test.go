@@ -19,8 +19,8 @@ func TestSendAndPullRoundTrip(t *testing.T) {
 	// SEND_MESSAGE_V2 (short names) and SEND_MESSAGE (long names, as the Go client).
 	r1 := e.mustSend("T", 1, "first", props(record.PropertyTags, "A", record.PropertyKeys, "k1 k2"))
 	h := sendHeader("T", 1, props(record.PropertyTags, "B", record.PropertyUniqKey, "C0A800010000000000000000000000FF"))
-	r2 := e.call(remoting.ReqSendMessage, h.ExtFields(false), []byte("second"))
-	wantCode(t, "send 10", r2, remoting.RespSuccess)
+	r2 := e.call(protocol.ReqSendMessage, h.ExtFields(false), []byte("second"))
+	wantCode(t, "send 10", r2, protocol.RespSuccess)
 
 	if q, off := extInt(t, r1, "queueId"), extInt(t, r1, "queueOffset"); q != 1 || off != 0 {
 		t.Fatalf("first send: queueId %d queueOffset %d", q, off)
@@ -36,7 +36,7 @@ func TestSendAndPullRoundTrip(t *testing.T) {
 	}
 
 	resp := e.pull("g", "T", 1, 0, 32)
-	wantCode(t, "pull", resp, remoting.RespSuccess)
+	wantCode(t, "pull", resp, protocol.RespSuccess)
 	recs := decodeAll(t, resp.Body)
 	if len(recs) != 2 {
 		t.Fatalf("pulled %d records", len(recs))
@@ -64,37 +64,37 @@ func TestSendAndPullRoundTrip(t *testing.T) {
 	if err != nil || phys != recs[0].PhysicalOffset || host.String() != e.b.Addr() {
 		t.Fatalf("msgId %s → %v %d %v; record at %d, broker %s", r1.ExtFields["msgId"], host, phys, err, recs[0].PhysicalOffset, e.b.Addr())
 	}
-	view := e.call(remoting.ReqViewMessageByID, remoting.ExtFields{"topic": "T", "offset": itoa(phys)}, nil)
-	wantCode(t, "view", view, remoting.RespSuccess)
+	view := e.call(protocol.ReqViewMessageByID, remoting.ExtFields{"topic": "T", "offset": itoa(phys)}, nil)
+	wantCode(t, "view", view, protocol.RespSuccess)
 	if got := decodeAll(t, view.Body); len(got) != 1 || string(got[0].Body) != "first" {
 		t.Fatalf("view by id: %v", got)
 	}
-	wantCode(t, "view missing", e.call(remoting.ReqViewMessageByID, remoting.ExtFields{"offset": "999999"}, nil), remoting.RespSystemError)
+	wantCode(t, "view missing", e.call(protocol.ReqViewMessageByID, remoting.ExtFields{"offset": "999999"}, nil), protocol.RespSystemError)
 
-	q := e.call(remoting.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "k2", "maxNum": "32", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil)
-	wantCode(t, "query by key", q, remoting.RespSuccess)
+	q := e.call(protocol.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "k2", "maxNum": "32", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil)
+	wantCode(t, "query by key", q, protocol.RespSuccess)
 	if got := decodeAll(t, q.Body); len(got) != 1 || string(got[0].Body) != "first" {
 		t.Fatalf("query by key: %d records", len(got))
 	}
-	wantCode(t, "query missing key", e.call(remoting.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "nope", "maxNum": "32", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil), remoting.RespQueryNotFound)
+	wantCode(t, "query missing key", e.call(protocol.ReqQueryMessage, remoting.ExtFields{"topic": "T", "key": "nope", "maxNum": "32", "beginTimestamp": "0", "endTimestamp": "9999999999999"}, nil), protocol.RespQueryNotFound)
 
 	tq := remoting.ExtFields{"topic": "T", "queueId": "1"}
-	if got := extInt(t, e.call(remoting.ReqGetMaxOffset, tq, nil), "offset"); got != 2 {
+	if got := extInt(t, e.call(protocol.ReqGetMaxOffset, tq, nil), "offset"); got != 2 {
 		t.Fatalf("max offset %d", got)
 	}
-	if got := extInt(t, e.call(remoting.ReqGetMinOffset, tq, nil), "offset"); got != 0 {
+	if got := extInt(t, e.call(protocol.ReqGetMinOffset, tq, nil), "offset"); got != 0 {
 		t.Fatalf("min offset %d", got)
 	}
-	earliest := extInt(t, e.call(remoting.ReqGetEarliestMsgStoretime, tq, nil), "timestamp")
+	earliest := extInt(t, e.call(protocol.ReqGetEarliestMsgStoretime, tq, nil), "timestamp")
 	if earliest != recs[0].StoreTimestamp {
 		t.Fatalf("earliest store time %d, record %d", earliest, recs[0].StoreTimestamp)
 	}
 	ts := remoting.ExtFields{"topic": "T", "queueId": "1", "timestamp": itoa(recs[1].StoreTimestamp + 1)}
-	if got := extInt(t, e.call(remoting.ReqSearchOffsetByTimestamp, ts, nil), "offset"); got != 2 {
+	if got := extInt(t, e.call(protocol.ReqSearchOffsetByTimestamp, ts, nil), "offset"); got != 2 {
 		t.Fatalf("offset after the last store time %d", got)
 	}
 	empty := remoting.ExtFields{"topic": "T", "queueId": "3"}
-	if got := extInt(t, e.call(remoting.ReqGetEarliestMsgStoretime, empty, nil), "timestamp"); got != -1 {
+	if got := extInt(t, e.call(protocol.ReqGetEarliestMsgStoretime, empty, nil), "timestamp"); got != -1 {
 		t.Fatalf("earliest of an empty queue %d", got)
 	}
 }
@@ -105,7 +105,7 @@ func TestSendCompressedBodyIsStoredUnchanged(t *testing.T) {
 	h := sendHeader("T", 0, "")
 	h.SysFlag = record.FlagCompressed
 	body := []byte{0x78, 0x9c, 1, 2, 3} // opaque bytes: the broker does not inflate
-	wantCode(t, "send", e.call(remoting.ReqSendMessage, h.ExtFields(false), body), remoting.RespSuccess)
+	wantCode(t, "send", e.call(protocol.ReqSendMessage, h.ExtFields(false), body), protocol.RespSuccess)
 	recs := decodeAll(t, e.pull("g", "T", 0, 0, 1).Body)
 	if len(recs) != 1 || recs[0].SysFlag&record.FlagCompressed == 0 || string(recs[0].Body) != string(body) {
 		t.Fatalf("compressed body came back as sysflag %x body %v", recs[0].SysFlag, recs[0].Body)
@@ -124,12 +124,12 @@ func TestSendErrors(t *testing.T) {
 		props string
 		code  int32
 	}{
-		{"bad topic chars", "bad topic", 0, "x", "", remoting.RespInvalidParameter},
-		{"system topic", "SCHEDULE_TOPIC_XXXX", 0, "x", "", remoting.RespNoPermission},
-		{"schedule topic", protocol.ScheduleTopic, 0, "x", "", remoting.RespNoPermission},
-		{"empty body", "T", 0, "", "", remoting.RespMessageIllegal},
-		{"unknown topic without auto-create", "Unknown", 0, "x", "", remoting.RespTopicNotExist},
-		{"queue id too large", "T", 2, "x", "", remoting.RespInvalidParameter},
+		{"bad topic chars", "bad topic", 0, "x", "", protocol.RespInvalidParameter},
+		{"system topic", "SCHEDULE_TOPIC_XXXX", 0, "x", "", protocol.RespNoPermission},
+		{"schedule topic", protocol.ScheduleTopic, 0, "x", "", protocol.RespNoPermission},
+		{"empty body", "T", 0, "", "", protocol.RespMessageIllegal},
+		{"unknown topic without auto-create", "Unknown", 0, "x", "", protocol.RespTopicNotExist},
+		{"queue id too large", "T", 2, "x", "", protocol.RespInvalidParameter},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,22 +138,22 @@ func TestSendErrors(t *testing.T) {
 	}
 
 	t.Run("body too large", func(t *testing.T) {
-		wantCode(t, "big", e.send("T", 0, strings.Repeat("x", 4<<20+1), ""), remoting.RespMessageIllegal)
+		wantCode(t, "big", e.send("T", 0, strings.Repeat("x", 4<<20+1), ""), protocol.RespMessageIllegal)
 	})
 	t.Run("missing header field", func(t *testing.T) {
 		ext := sendHeader("T", 0, "").ExtFields(true)
 		delete(ext, "b")
-		wantCode(t, "no topic", e.call(remoting.ReqSendMessageV2, ext, []byte("x")), remoting.RespSystemError)
+		wantCode(t, "no topic", e.call(protocol.ReqSendMessageV2, ext, []byte("x")), protocol.RespSystemError)
 	})
 	t.Run("transaction half message", func(t *testing.T) {
 		h := sendHeader("T", 0, "")
 		h.SysFlag = record.TransactionPrepared
-		wantCode(t, "prepared", e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte("x")), remoting.RespSuccess) // to the half topic (txn_test.go)
+		wantCode(t, "prepared", e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte("x")), protocol.RespSuccess) // to the half topic (txn_test.go)
 	})
 	t.Run("read-only topic", func(t *testing.T) {
-		resp := e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "RO", "readQueueNums": "1", "writeQueueNums": "1", "perm": "4"}, nil)
-		wantCode(t, "create", resp, remoting.RespSuccess)
-		wantCode(t, "send", e.send("RO", 0, "x", ""), remoting.RespNoPermission)
+		resp := e.call(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{"topic": "RO", "readQueueNums": "1", "writeQueueNums": "1", "perm": "4"}, nil)
+		wantCode(t, "create", resp, protocol.RespSuccess)
+		wantCode(t, "send", e.send("RO", 0, "x", ""), protocol.RespNoPermission)
 	})
 	t.Run("negative queue id picks a queue", func(t *testing.T) {
 		resp := e.mustSend("T", -1, "x", "")
@@ -171,15 +171,15 @@ func TestPutStatusesMapToResponseCodes(t *testing.T) {
 		code   int32
 		stored bool
 	}{
-		{broker.PutFlushDiskTimeout, remoting.RespFlushDiskTimeout, true},
-		{broker.PutFlushSlaveTimeout, remoting.RespFlushSlaveTimeout, true},
-		{broker.PutSlaveNotAvailable, remoting.RespSlaveNotAvailable, true},
-		{broker.PutServiceNotAvailable, remoting.RespServiceNotAvailable, false},
-		{broker.PutCreateMappedFileFailed, remoting.RespSystemError, false},
-		{broker.PutMessageIllegal, remoting.RespMessageIllegal, false},
-		{broker.PutPropertiesSizeExceeded, remoting.RespMessageIllegal, false},
-		{broker.PutOSPageCacheBusy, remoting.RespSystemBusy, false},
-		{broker.PutUnknownError, remoting.RespSystemError, false},
+		{broker.PutFlushDiskTimeout, protocol.RespFlushDiskTimeout, true},
+		{broker.PutFlushSlaveTimeout, protocol.RespFlushSlaveTimeout, true},
+		{broker.PutSlaveNotAvailable, protocol.RespSlaveNotAvailable, true},
+		{broker.PutServiceNotAvailable, protocol.RespServiceNotAvailable, false},
+		{broker.PutCreateMappedFileFailed, protocol.RespSystemError, false},
+		{broker.PutMessageIllegal, protocol.RespMessageIllegal, false},
+		{broker.PutPropertiesSizeExceeded, protocol.RespMessageIllegal, false},
+		{broker.PutOSPageCacheBusy, protocol.RespSystemBusy, false},
+		{broker.PutUnknownError, protocol.RespSystemError, false},
 	}
 	for _, c := range cases {
 		t.Run(c.status.String(), func(t *testing.T) {
@@ -229,8 +229,8 @@ func TestSendBatch(t *testing.T) {
 	}
 	h := sendHeader("T", 1, "")
 	h.Batch = true
-	resp := e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), body)
-	wantCode(t, "batch", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), body)
+	wantCode(t, "batch", resp, protocol.RespSuccess)
 	ids := strings.Split(resp.ExtFields["msgId"], ",")
 	if len(ids) != 3 || extInt(t, resp, "queueOffset") != 0 {
 		t.Fatalf("batch reply %v", resp.ExtFields)
@@ -245,12 +245,12 @@ func TestSendBatch(t *testing.T) {
 			t.Fatalf("record %d: %+v (id %s)", i, r, ids[i])
 		}
 	}
-	wantCode(t, "bad body", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), []byte{0, 0, 0, 99}), remoting.RespMessageIllegal)
+	wantCode(t, "bad body", e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), []byte{0, 0, 0, 99}), protocol.RespMessageIllegal)
 	h.Topic = protocol.RetryTopic("g")
-	wantCode(t, "retry topic", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), body), remoting.RespMessageIllegal)
+	wantCode(t, "retry topic", e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), body), protocol.RespMessageIllegal)
 }
 
 func TestUnknownRequestCode(t *testing.T) {
 	e := startEnv(t, nil)
-	wantCode(t, "code 9999", e.call(9999, nil, nil), remoting.RespRequestCodeNotSupported)
+	wantCode(t, "code 9999", e.call(9999, nil, nil), protocol.RespRequestCodeNotSupported)
 }

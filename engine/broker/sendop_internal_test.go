@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -22,12 +23,12 @@ func TestStoredResponseAllocatesNothing(t *testing.T) {
 	for _, host := range hosts {
 		op := &sendOp{b: &Broker{storeHost: host}, queueID: -2147483648, uniq: "UNIQ"}
 		const phys, qoff = int64(1<<62 + 12345), int64(-9223372036854775808)
-		build := func() { op.storedResponse(remoting.RespSuccess, "", phys, qoff) }
+		build := func() { op.storedResponse(protocol.RespSuccess, "", phys, qoff) }
 		build() // the op's first send makes its map
 		if n := testing.AllocsPerRun(200, build); n != 0 {
 			t.Fatalf("host %v: building a stored send's response allocates %.1f times", host, n)
 		}
-		resp := op.storedResponse(remoting.RespFlushDiskTimeout, "slow disk", phys, qoff)
+		resp := op.storedResponse(protocol.RespFlushDiskTimeout, "slow disk", phys, qoff)
 		ext := resp.ExtFields
 		gotHost, gotPhys, err := record.ParseOffsetMsgID(ext["msgId"])
 		if err != nil || gotHost != host || gotPhys != phys {
@@ -37,7 +38,7 @@ func TestStoredResponseAllocatesNothing(t *testing.T) {
 			ext["transactionId"] != "UNIQ" || ext["MSG_REGION"] != "DefaultRegion" || ext["TRACE_ON"] != "true" || len(ext) != 6 {
 			t.Fatalf("ext %v", ext)
 		}
-		if !resp.IsResponse() || resp.Code != remoting.RespFlushDiskTimeout || resp.Remark != "slow disk" ||
+		if !resp.IsResponse() || resp.Code != protocol.RespFlushDiskTimeout || resp.Remark != "slow disk" ||
 			resp.Language != remoting.LanguageGo || resp.Version != remoting.DefaultVersion {
 			t.Fatalf("response %v", resp)
 		}

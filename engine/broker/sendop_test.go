@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
-	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // TestSendAnswersDescribeTheirOwnMessage: a single send's response is
@@ -41,8 +41,8 @@ func TestSendAnswersDescribeTheirOwnMessage(t *testing.T) {
 					for i := range each {
 						body := fmt.Sprintf("producer %d message %d", p, i)
 						resp := e.send(topic, int32((p+i)%queues), body, "")
-						if resp.Code != remoting.RespSuccess {
-							t.Errorf("%s: %s %q", body, remoting.ResponseCodeName(resp.Code), resp.Remark)
+						if resp.Code != protocol.RespSuccess {
+							t.Errorf("%s: %s %q", body, protocol.ResponseCodeName(resp.Code), resp.Remark)
 							return
 						}
 						qid, err1 := strconv.ParseInt(resp.ExtFields["queueId"], 10, 32)

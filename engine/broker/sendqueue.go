@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -118,14 +119,14 @@ func (q *sendQueue) close() {
 func (b *Broker) enqueueSend(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	if b.store.OSPageCacheBusy() {
 		b.flow.pcBusyRejected.Add(1)
-		resp := remoting.NewResponse(remoting.RespSystemBusy, remarkRejectRequest)
+		resp := remoting.NewResponse(protocol.RespSystemBusy, remarkRejectRequest)
 		b.countOnewayRefused(req, resp)
 		return resp, nil
 	}
 	unstampDequeued(req)
 	if !b.sendQ.push(sendTask{conn: conn, req: req, enqueued: time.Now()}) {
 		b.flow.queueFull.Add(1)
-		resp := remoting.NewResponse(remoting.RespSystemBusy, remarkSendQueueFull)
+		resp := remoting.NewResponse(protocol.RespSystemBusy, remarkSendQueueFull)
 		b.countOnewayRefused(req, resp)
 		return resp, nil
 	}
@@ -143,7 +144,7 @@ func (b *Broker) sendWorker() {
 		var resp *remoting.Command
 		if waited := time.Since(t.enqueued); waited >= b.cfg.SendQueueMaxWait {
 			b.flow.queueTimeouts.Add(1)
-			resp = responsef(remoting.RespSystemBusy, remarkTimeoutClean, waited.Milliseconds(), 0)
+			resp = responsef(protocol.RespSystemBusy, remarkTimeoutClean, waited.Milliseconds(), 0)
 		} else {
 			resp = b.processSend(b.ctx, t.conn, t.req)
 		}
@@ -164,21 +165,21 @@ func (b *Broker) fastFailureLoop() {
 		select {
 		case <-b.stop:
 			for _, task := range b.sendQ.drain() {
-				b.replySend(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkShuttingDown))
+				b.replySend(task.conn, task.req, remoting.NewResponse(protocol.RespSystemBusy, remarkShuttingDown))
 			}
 			return
 		case now := <-t.C:
 			if b.store.OSPageCacheBusy() {
 				for _, task := range b.sendQ.drain() {
 					b.flow.pcBusyCleaned.Add(1)
-					b.replySend(task.conn, task.req, remoting.NewResponse(remoting.RespSystemBusy, remarkPCBusyClean))
+					b.replySend(task.conn, task.req, remoting.NewResponse(protocol.RespSystemBusy, remarkPCBusyClean))
 				}
 				continue
 			}
 			tasks, left := b.sendQ.expired(now.Add(-b.cfg.SendQueueMaxWait))
 			b.flow.queueTimeouts.Add(uint64(len(tasks)))
 			for _, task := range tasks {
-				b.replySend(task.conn, task.req, responsef(remoting.RespSystemBusy, remarkTimeoutClean,
+				b.replySend(task.conn, task.req, responsef(protocol.RespSystemBusy, remarkTimeoutClean,
 					now.Sub(task.enqueued).Milliseconds(), left))
 			}
 		}
@@ -189,12 +190,12 @@ func (b *Broker) fastFailureLoop() {
 // nil when it is answered elsewhere (single sends: sendOp.answer).
 func (b *Broker) processSend(ctx context.Context, conn *remoting.Conn, req *remoting.Command) *remoting.Command {
 	switch req.Code {
-	case remoting.ReqSendBatchMessage:
+	case protocol.ReqSendBatchMessage:
 		sc := b.sendContext(conn, req)
 		resp := b.sendBatch(ctx, conn, req, sc)
 		b.sendEnd(sc, resp)
 		return resp
-	case remoting.ReqConsumerSendMsgBack:
+	case protocol.ReqConsumerSendMsgBack:
 		return b.consumerSendMsgBack(ctx, conn, req)
 	default:
 		op := b.newSendOp(ctx, conn, req)
@@ -225,10 +226,10 @@ func (b *Broker) replySend(conn *remoting.Conn, req, resp *remoting.Command) {
 // countOnewayRefused counts resp when req is oneway and resp not SUCCESS:
 // the producer never learns that its message was not stored.
 func (b *Broker) countOnewayRefused(req, resp *remoting.Command) {
-	if !req.IsOneway() || resp == nil || resp.Code == remoting.RespSuccess {
+	if !req.IsOneway() || resp == nil || resp.Code == protocol.RespSuccess {
 		return
 	}
-	if resp.Code == remoting.RespSystemBusy {
+	if resp.Code == protocol.RespSystemBusy {
 		b.flow.onewayBusy.Add(1)
 	} else {
 		b.flow.onewayOther.Add(1)

@@ -57,11 +57,11 @@ func (b *Broker) syncTopicConfig(last protocol.DataVersion) (protocol.DataVersio
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.RegisterTimeout)
 	defer cancel()
-	resp, err := b.ns.InvokeSync(ctx, addr, remoting.NewRequest(remoting.ReqGetAllTopicConfig, nil))
+	resp, err := b.ns.InvokeSync(ctx, addr, remoting.NewRequest(protocol.ReqGetAllTopicConfig, nil))
 	if err != nil {
 		return last, err
 	}
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return last, fmt.Errorf("broker: GET_ALL_TOPIC_CONFIG from %s: code %d %s", addr, resp.Code, resp.Remark)
 	}
 	var w protocol.TopicConfigSerializeWrapper

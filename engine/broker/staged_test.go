@@ -46,7 +46,7 @@ func TestStagedPutsShareGroupCommits(t *testing.T) {
 	for p := range producers {
 		wg.Go(func() {
 			for i := range each {
-				if resp := e.send(topic, int32(p%queues), fmt.Sprintf("p%d-%d", p, i), ""); resp.Code != remoting.RespSuccess {
+				if resp := e.send(topic, int32(p%queues), fmt.Sprintf("p%d-%d", p, i), ""); resp.Code != protocol.RespSuccess {
 					errs <- fmt.Sprintf("producer %d send %d: %v", p, i, resp)
 					return
 				}
@@ -91,7 +91,7 @@ func TestOnewayRefusalsCounted(t *testing.T) {
 	e.createTopic("T", 1)
 	oneway := func(topic string) {
 		t.Helper()
-		req := remoting.NewRequest(remoting.ReqSendMessageV2, sendHeader(topic, 0, "").ExtFields(true))
+		req := remoting.NewRequest(protocol.ReqSendMessageV2, sendHeader(topic, 0, "").ExtFields(true))
 		req.Body = []byte("x")
 		if err := e.client.InvokeOneway(context.Background(), e.b.Addr(), req); err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func TestOnewayRefusalsCounted(t *testing.T) {
 	eventually(t, "the oneway send stored", func() bool { return e.b.Store().MaxOffset("T", 0) == 1 })
 
 	e.store.SetOSPageCacheBusy(true)
-	wantCode(t, "two-way send while busy", e.send("T", 0, "x", ""), remoting.RespSystemBusy)
+	wantCode(t, "two-way send while busy", e.send("T", 0, "x", ""), protocol.RespSystemBusy)
 	oneway("T")
 	oneway("T")
 	eventually(t, "two busy refusals counted", func() bool { return e.b.FlowControl().OnewayRefusedBusy == 2 })

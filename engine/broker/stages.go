@@ -6,6 +6,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -93,7 +94,7 @@ func NewStageRecorder() *StageRecorder {
 
 // isSendCode reports the request codes whose stages are recorded.
 func isSendCode(code int32) bool {
-	return code == remoting.ReqSendMessage || code == remoting.ReqSendMessageV2 || code == remoting.ReqSendBatchMessage
+	return code == protocol.ReqSendMessage || code == protocol.ReqSendMessageV2 || code == protocol.ReqSendBatchMessage
 }
 
 // Observe records the stages of an answered send (other codes are

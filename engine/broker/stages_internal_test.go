@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -11,7 +12,7 @@ import (
 // a hooked send's context (pooled) allocate nothing per request.
 func TestStageRecordingAllocatesNothing(t *testing.T) {
 	rec := NewStageRecorder()
-	o := &remoting.Observation{Code: remoting.ReqSendMessageV2, Timings: remoting.Timings{
+	o := &remoting.Observation{Code: protocol.ReqSendMessageV2, Timings: remoting.Timings{
 		FrameStart: 1, FrameRead: 2, Decoded: 3, Dequeued: 10, Replied: 100, Written: 120, LockWait: 5, LockHold: 20, FlushWait: 30}}
 	if n := testing.AllocsPerRun(500, func() { rec.Observe(nil, o) }); n != 0 {
 		t.Fatalf("Observe allocates %.1f times", n)
@@ -22,9 +23,9 @@ func TestStageRecordingAllocatesNothing(t *testing.T) {
 	}
 	b := &Broker{}
 	b.hooks.send = []SendHook{nopHook{}}
-	req := remoting.NewRequest(remoting.ReqSendMessageV2, nil)
+	req := remoting.NewRequest(protocol.ReqSendMessageV2, nil)
 	h := &remoting.SendMessageHeader{Topic: "T", ProducerGroup: "pg"}
-	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	run := func() {
 		sc := b.sendContext(nil, req)
 		b.sendBegin(sc, h)
@@ -58,11 +59,11 @@ func TestStagesMeasureFrom(t *testing.T) {
 	boundary := t0.Add(time.Second)
 	send := func(start time.Time) {
 		fs := remoting.NanotimeOf(start)
-		rec.Observe(nil, &remoting.Observation{Code: remoting.ReqSendMessage, Timings: remoting.Timings{
+		rec.Observe(nil, &remoting.Observation{Code: protocol.ReqSendMessage, Timings: remoting.Timings{
 			FrameStart: fs, FrameRead: fs + 1, Decoded: fs + 2, Dequeued: fs + 3, Replied: fs + 10, Written: fs + 12}})
 	}
 	incomplete := func(start time.Time) {
-		rec.Observe(nil, &remoting.Observation{Code: remoting.ReqSendMessage, Timings: remoting.Timings{
+		rec.Observe(nil, &remoting.Observation{Code: protocol.ReqSendMessage, Timings: remoting.Timings{
 			FrameStart: remoting.NanotimeOf(start), FrameRead: 1}})
 	}
 	send(t0) // a warm-up send recorded before the boundary was known

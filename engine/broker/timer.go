@@ -33,12 +33,12 @@ const (
 // NO_PERMISSION when litePullMessageEnable is off.
 func (b *Broker) registerTimer() {
 	ex := b.server.NewExecutor("lite-pull", b.cfg.LitePullExecutor)
-	b.handle(remoting.ReqLitePullMessage, b.litePullMessage, ex)
+	b.handle(protocol.ReqLitePullMessage, b.litePullMessage, ex)
 }
 
 func (b *Broker) litePullMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	if !b.cfg.LitePullEnable {
-		resp := responsef(remoting.RespNoPermission, "the broker[%s] for lite pull consumer is forbidden", b.addr)
+		resp := responsef(protocol.RespNoPermission, "the broker[%s] for lite pull consumer is forbidden", b.addr)
 		echoPullOffset(resp, req)
 		return resp, nil
 	}
@@ -74,7 +74,7 @@ func isTimerMessage(props string) bool {
 // in the future is stored in its topic at once.
 func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
 	if m.Topic == protocol.TimerTopic {
-		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+		return responsef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	if !isTimerMessage(m.Properties) {
 		return nil
@@ -87,25 +87,25 @@ func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
 		return nil
 	}
 	if !b.cfg.TimerEnable {
-		return responsef(remoting.RespSystemError, "accurate timer message is not enabled, timerWheelEnable is false")
+		return responsef(protocol.RespSystemError, "accurate timer message is not enabled, timerWheelEnable is false")
 	}
 	now := time.Now().UnixMilli()
 	deliver, err := timerDeliverMS(m.Properties, now)
 	if err != nil {
-		return responsef(remoting.RespMessageIllegal, "timer message illegal: %v", err)
+		return responsef(protocol.RespMessageIllegal, "timer message illegal: %v", err)
 	}
 	if deliver <= now {
 		if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
-			return responsef(remoting.RespMessageIllegal, "timer message illegal: a delete (%s) must be due in the future", PropertyTimerDelUniq)
+			return responsef(protocol.RespMessageIllegal, "timer message illegal: a delete (%s) must be due in the future", PropertyTimerDelUniq)
 		}
 		return nil
 	}
 	if maxMS := b.cfg.TimerMaxDelay.Milliseconds(); deliver-now > maxMS {
-		return responsef(remoting.RespMessageIllegal,
+		return responsef(protocol.RespMessageIllegal,
 			"timer message illegal, the delay time should not be bigger than the max delay %dms (timerMaxDelaySec), asked %dms", maxMS, deliver-now)
 	}
 	if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
-		return responsef(remoting.RespMessageIllegal, "timer message illegal: deleting a timer message (%s) is not supported by this broker", PropertyTimerDelUniq)
+		return responsef(protocol.RespMessageIllegal, "timer message illegal: deleting a timer message (%s) is not supported by this broker", PropertyTimerDelUniq)
 	}
 	slot := timerSlot(deliver, b.cfg.TimerPrecision.Milliseconds())
 	props := record.AppendProperty([]byte(m.Properties), PropertyTimerOutMS, strconv.FormatInt(slot, 10))
@@ -122,10 +122,10 @@ func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
 // the properties and delivers at once; refusing is never early).
 func refuseTimerInBatch(m *record.Message) *remoting.Command {
 	if m.Topic == protocol.TimerTopic {
-		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+		return responsef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	if isTimerMessage(m.Properties) {
-		return responsef(remoting.RespMessageIllegal, "timer message illegal: a batch cannot carry %s/%s/%s",
+		return responsef(protocol.RespMessageIllegal, "timer message illegal: a batch cannot carry %s/%s/%s",
 			PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
 	}
 	return nil

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // litePullFlags is what Java's DefaultLitePullConsumer sends
 // (buildSysFlag(false, block, true, false, true)).
-const litePullFlags = remoting.PullFlagSuspend | remoting.PullFlagSubscription | remoting.PullFlagLitePull
+const litePullFlags = protocol.PullFlagSuspend | protocol.PullFlagSubscription | protocol.PullFlagLitePull
 
 func litePullExt(topic string, queueID int32, offset int64, sub string) remoting.ExtFields {
 	ext := pullExt("lite-g", topic, queueID, offset, 32, litePullFlags, 20000)
@@ -23,7 +24,7 @@ func litePullExt(topic string, queueID int32, offset int64, sub string) remoting
 
 func (e *env) asyncLitePull(ext remoting.ExtFields) <-chan *remoting.Command {
 	ch := make(chan *remoting.Command, 1)
-	err := e.client.InvokeAsync(context.Background(), e.b.Addr(), remoting.NewRequest(remoting.ReqLitePullMessage, ext),
+	err := e.client.InvokeAsync(context.Background(), e.b.Addr(), remoting.NewRequest(protocol.ReqLitePullMessage, ext),
 		func(resp *remoting.Command, err error) {
 			if err != nil {
 				resp = remoting.NewResponse(-1, err.Error())
@@ -42,8 +43,8 @@ func TestLitePullServedAsPull(t *testing.T) {
 	e.mustSend("T", 0, "a1", props(record.PropertyTags, "A"))
 	e.mustSend("T", 0, "b1", props(record.PropertyTags, "B"))
 
-	resp := e.call(remoting.ReqLitePullMessage, litePullExt("T", 0, 0, "*"), nil)
-	wantCode(t, "lite pull", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqLitePullMessage, litePullExt("T", 0, 0, "*"), nil)
+	wantCode(t, "lite pull", resp, protocol.RespSuccess)
 	if recs := decodeAll(t, resp.Body); len(recs) != 2 || string(recs[1].Body) != "b1" {
 		t.Fatalf("lite pull got %d records", len(recs))
 	}
@@ -52,8 +53,8 @@ func TestLitePullServedAsPull(t *testing.T) {
 	}
 
 	// The request's subscription filters by tag.
-	resp = e.call(remoting.ReqLitePullMessage, litePullExt("T", 0, 0, "B"), nil)
-	wantCode(t, "lite pull B", resp, remoting.RespSuccess)
+	resp = e.call(protocol.ReqLitePullMessage, litePullExt("T", 0, 0, "B"), nil)
+	wantCode(t, "lite pull B", resp, protocol.RespSuccess)
 	if recs := decodeAll(t, resp.Body); len(recs) != 1 || string(recs[0].Body) != "b1" {
 		t.Fatalf("lite pull with tag B got %v", recs)
 	}
@@ -68,14 +69,14 @@ func TestLitePullServedAsPull(t *testing.T) {
 	}
 	e.mustSend("T", 0, "a2", props(record.PropertyTags, "A"))
 	r := <-ch
-	wantCode(t, "woken lite pull", r, remoting.RespSuccess)
+	wantCode(t, "woken lite pull", r, protocol.RespSuccess)
 	if recs := decodeAll(t, r.Body); len(recs) != 1 || string(recs[0].Body) != "a2" {
 		t.Fatalf("woken lite pull got %v", recs)
 	}
 
 	// Errors echo the offset, as PULL_MESSAGE's do.
-	resp = e.call(remoting.ReqLitePullMessage, litePullExt("Missing", 0, 7, "*"), nil)
-	wantCode(t, "lite pull of a missing topic", resp, remoting.RespTopicNotExist)
+	resp = e.call(protocol.ReqLitePullMessage, litePullExt("Missing", 0, 7, "*"), nil)
+	wantCode(t, "lite pull of a missing topic", resp, protocol.RespTopicNotExist)
 	if extInt(t, resp, "nextBeginOffset") != 7 {
 		t.Fatalf("nextBeginOffset %v", resp.ExtFields)
 	}
@@ -85,10 +86,10 @@ func TestLitePullDisabled(t *testing.T) {
 	e := startEnv(t, func(c *broker.Config) { c.LitePullEnable = false })
 	e.createTopic("T", 1)
 	e.mustSend("T", 0, "m", "")
-	resp := e.call(remoting.ReqLitePullMessage, litePullExt("T", 0, 0, "*"), nil)
-	wantCode(t, "disabled lite pull", resp, remoting.RespNoPermission)
+	resp := e.call(protocol.ReqLitePullMessage, litePullExt("T", 0, 0, "*"), nil)
+	wantCode(t, "disabled lite pull", resp, protocol.RespNoPermission)
 	if extInt(t, resp, "nextBeginOffset") != 0 {
 		t.Fatalf("nextBeginOffset %v", resp.ExtFields)
 	}
-	wantCode(t, "pull still served", e.pull("g", "T", 0, 0, 32), remoting.RespSuccess)
+	wantCode(t, "pull still served", e.pull("g", "T", 0, 0, 32), protocol.RespSuccess)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
-	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // timerConfig shortens the timer's precision so tests wait little.
@@ -51,7 +50,7 @@ func (e *env) pullAll(topic string, queueID int32) []record.Record {
 	var out []record.Record
 	for off := int64(0); off < 1<<20; {
 		resp := e.pull("timer-check", topic, queueID, off, 32)
-		if resp.Code != remoting.RespSuccess {
+		if resp.Code != protocol.RespSuccess {
 			return out
 		}
 		recs := decodeAll(e.t, resp.Body)
@@ -193,13 +192,13 @@ func TestTimerRefusals(t *testing.T) {
 		remark string
 	}{
 		{"disabled", func(c *broker.Config) { c.TimerEnable = false }, "T", props(broker.PropertyTimerDelaySec, "2"),
-			remoting.RespSystemError, "timerWheelEnable is false"},
-		{"too far absolute", nil, "T", props(broker.PropertyTimerDeliverMS, far), remoting.RespMessageIllegal, "max delay 259200000ms"},
+			protocol.RespSystemError, "timerWheelEnable is false"},
+		{"too far absolute", nil, "T", props(broker.PropertyTimerDeliverMS, far), protocol.RespMessageIllegal, "max delay 259200000ms"},
 		{"too far relative", func(c *broker.Config) { c.TimerMaxDelay = time.Minute }, "T", props(broker.PropertyTimerDelaySec, "61"),
-			remoting.RespMessageIllegal, "max delay 60000ms"},
-		{"not a number", nil, "T", props(broker.PropertyTimerDelayMS, "soon"), remoting.RespMessageIllegal, "TIMER_DELAY_MS \"soon\""},
-		{"delete marker", nil, "T", props(broker.PropertyTimerDelaySec, "5", broker.PropertyTimerDelUniq, "x"), remoting.RespMessageIllegal, "not supported"},
-		{"timer topic", nil, protocol.TimerTopic, "", remoting.RespNoPermission, "forbidden"},
+			protocol.RespMessageIllegal, "max delay 60000ms"},
+		{"not a number", nil, "T", props(broker.PropertyTimerDelayMS, "soon"), protocol.RespMessageIllegal, "TIMER_DELAY_MS \"soon\""},
+		{"delete marker", nil, "T", props(broker.PropertyTimerDelaySec, "5", broker.PropertyTimerDelUniq, "x"), protocol.RespMessageIllegal, "not supported"},
+		{"timer topic", nil, protocol.TimerTopic, "", protocol.RespNoPermission, "forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEnv(t, func(c *broker.Config) {
@@ -229,14 +228,14 @@ func TestTimerBatchRefusedAndDelayLevelWins(t *testing.T) {
 	batch = record.AppendBatchItem(batch, record.BatchItem{Body: []byte("b"), Properties: props(broker.PropertyTimerDelaySec, "2")})
 	h := sendHeader("T", 0, "")
 	h.Batch = true
-	resp := e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), batch)
-	wantCode(t, "timer batch", resp, remoting.RespMessageIllegal)
+	resp := e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), batch)
+	wantCode(t, "timer batch", resp, protocol.RespMessageIllegal)
 	if e.maxOffset("T", 0) != 0 {
 		t.Fatal("a refused batch was stored")
 	}
 	h.Topic = protocol.TimerTopic
 	plain := record.AppendBatchItem(nil, record.BatchItem{Body: []byte("x")})
-	wantCode(t, "batch to the timer topic", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), plain), remoting.RespNoPermission)
+	wantCode(t, "batch to the timer topic", e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), plain), protocol.RespNoPermission)
 	if e.maxOffset(protocol.TimerTopic, 0) != 0 {
 		t.Fatal("a batch sent to the timer topic was stored")
 	}

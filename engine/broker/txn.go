@@ -230,7 +230,7 @@ func (b *Broker) registerTxn() {
 	b.txn.checkMax.Store(int64(b.cfg.TransactionCheckMax))
 	cpus := runtime.NumCPU()
 	ex := b.server.NewExecutor("end-transaction", remoting.ExecutorConfig{Workers: 8 + 2*cpus, QueueSize: 100000})
-	b.handle(remoting.ReqEndTransaction, b.endTransaction, ex)
+	b.handle(protocol.ReqEndTransaction, b.endTransaction, ex)
 }
 
 // isHalfMessage reports whether a producer's message is a half message:
@@ -278,7 +278,7 @@ func (b *Broker) ensureTxnTopics() *remoting.Command {
 	}
 	for _, topic := range []string{protocol.TransHalfTopic, protocol.TransOpHalfTopic} {
 		if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
-			return responsef(remoting.RespSystemError, "create topic %s: %v", topic, err)
+			return responsef(protocol.RespSystemError, "create topic %s: %v", topic, err)
 		}
 	}
 	b.txn.topics.Store(true)
@@ -329,7 +329,7 @@ func parseEndTxnHeader(ext remoting.ExtFields) (h endTxnHeader, err error) {
 // service.
 func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	if b.cfg.Role == Slave {
-		return responsef(remoting.RespSlaveNotAvailable, "Message store is slave mode, so end transaction is forbidden."), nil
+		return responsef(protocol.RespSlaveNotAvailable, "Message store is slave mode, so end transaction is forbidden."), nil
 	}
 	h, err := parseEndTxnHeader(req.ExtFields)
 	if err != nil {
@@ -338,7 +338,7 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 	if h.commitOrRollback == record.TransactionNot {
 		b.log.Debug("end transaction with an unknown state, left to the check", "producerGroup", h.producerGroup,
 			"msgId", h.msgID, "fromCheck", h.fromTransactionCheck, "remote", conn.RemoteAddr().String(), "remark", req.Remark)
-		return remoting.NewResponse(remoting.RespSuccess, "transaction state unknown: the broker will check it"), nil
+		return remoting.NewResponse(protocol.RespSuccess, "transaction state unknown: the broker will check it"), nil
 	}
 	rec, resp := b.preparedMessage(h)
 	if resp != nil {
@@ -348,12 +348,12 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 		if imm, ok := immunityTime(&rec, b.txn.checkTimeout(), true); ok && time.Since(time.UnixMilli(rec.BornTimestamp)) > imm {
 			b.log.Warn("end transaction after the check immunity time refused; the check decides", "msgId", h.msgID,
 				"commitLogOffset", h.commitLogOffset)
-			return responsef(remoting.RespIllegalOperation, "the transaction ended after its check immunity time (%v): waiting for the check", imm), nil
+			return responsef(protocol.RespIllegalOperation, "the transaction ended after its check immunity time (%v): waiting for the check", imm), nil
 		}
 	}
 	origin := preparedOrigin(&rec)
 	if !b.txn.claim(rec.QueueOffset, origin) {
-		return remoting.NewResponse(remoting.RespSuccess, "the transaction was already ended"), nil
+		return remoting.NewResponse(protocol.RespSuccess, "the transaction was already ended"), nil
 	}
 	if h.commitOrRollback == record.TransactionCommit {
 		m := b.committedMessage(&rec)
@@ -384,20 +384,20 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 func (b *Broker) preparedMessage(h endTxnHeader) (record.Record, *remoting.Command) {
 	raw, err := b.store.ReadRecord(h.commitLogOffset)
 	if err != nil {
-		return record.Record{}, remoting.NewResponse(remoting.RespSystemError, "Find prepared transaction message failed")
+		return record.Record{}, remoting.NewResponse(protocol.RespSystemError, "Find prepared transaction message failed")
 	}
 	rec, err := record.Decode(raw, false)
 	if err != nil || string(rec.Topic) != protocol.TransHalfTopic {
-		return rec, remoting.NewResponse(remoting.RespSystemError, "Find prepared transaction message failed")
+		return rec, remoting.NewResponse(protocol.RespSystemError, "Find prepared transaction message failed")
 	}
 	if pg, _ := rec.Property(record.PropertyProducerGroup); string(pg) != h.producerGroup {
-		return rec, remoting.NewResponse(remoting.RespSystemError, "The producer group wrong")
+		return rec, remoting.NewResponse(protocol.RespSystemError, "The producer group wrong")
 	}
 	if rec.QueueOffset != h.tranStateTableOffset {
-		return rec, remoting.NewResponse(remoting.RespSystemError, "The transaction state table offset wrong")
+		return rec, remoting.NewResponse(protocol.RespSystemError, "The transaction state table offset wrong")
 	}
 	if rec.PhysicalOffset != h.commitLogOffset {
-		return rec, remoting.NewResponse(remoting.RespSystemError, "The commit log offset wrong")
+		return rec, remoting.NewResponse(protocol.RespSystemError, "The commit log offset wrong")
 	}
 	return rec, nil
 }
@@ -517,7 +517,7 @@ func (t *clientTable) producerConn(group string, seq uint32) *remoting.Conn {
 // would never be readable.
 func refuseTxnInBatch(m *record.Message) *remoting.Command {
 	if record.TransactionType(m.SysFlag) != record.TransactionNot {
-		return responsef(remoting.RespMessageIllegal, "a batch message cannot be transactional (SYSFLAG %#x)", m.SysFlag)
+		return responsef(protocol.RespMessageIllegal, "a batch message cannot be transactional (SYSFLAG %#x)", m.SysFlag)
 	}
 	return nil
 }

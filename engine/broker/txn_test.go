@@ -31,7 +31,7 @@ func (e *env) producerHeartbeat(pg string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	wantCode(e.t, "producer heartbeat", e.call(remoting.ReqHeartBeat, nil, body), remoting.RespSuccess)
+	wantCode(e.t, "producer heartbeat", e.call(protocol.ReqHeartBeat, nil, body), protocol.RespSuccess)
 }
 
 // halfSent is what a producer learns from sending a half message.
@@ -49,8 +49,8 @@ func (e *env) sendHalf(topic, body string) halfSent {
 	h := sendHeader(topic, 0, props(record.PropertyTransactionPrepared, "true", record.PropertyProducerGroup, "pg",
 		record.PropertyUniqKey, uniq, record.PropertyTags, "tx"))
 	h.SysFlag = record.TransactionPrepared
-	resp := e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte(body))
-	wantCode(e.t, "send half", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte(body))
+	wantCode(e.t, "send half", resp, protocol.RespSuccess)
 	_, phys, err := record.ParseOffsetMsgID(resp.ExtFields["msgId"])
 	if err != nil {
 		e.t.Fatalf("half msgId %q: %v", resp.ExtFields["msgId"], err)
@@ -73,7 +73,7 @@ func endTxnExt(pg string, queueOffset, physOffset int64, state int32, fromCheck 
 // endOneway sends END_TRANSACTION oneway, as the Go client does.
 func (e *env) endOneway(ext remoting.ExtFields) {
 	e.t.Helper()
-	if err := e.client.InvokeOneway(context.Background(), e.b.Addr(), remoting.NewRequest(remoting.ReqEndTransaction, ext)); err != nil {
+	if err := e.client.InvokeOneway(context.Background(), e.b.Addr(), remoting.NewRequest(protocol.ReqEndTransaction, ext)); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -82,7 +82,7 @@ func (e *env) endOneway(ext remoting.ExtFields) {
 func (e *env) records(topic string) []record.Record {
 	e.t.Helper()
 	resp := e.pull("reader", topic, 0, 0, 64)
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return nil
 	}
 	return decodeAll(e.t, resp.Body)
@@ -95,7 +95,7 @@ func (e *env) nextCheck(within time.Duration) *remoting.Command {
 	for {
 		select {
 		case req := <-e.pushes:
-			if req.Code == remoting.ReqCheckTransactionState {
+			if req.Code == protocol.ReqCheckTransactionState {
 				return req
 			}
 		case <-deadline:
@@ -124,7 +124,7 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 	if n := e.maxOffset("T", 0); n != 0 {
 		t.Fatalf("real topic holds %d messages before the commit", n)
 	}
-	wantCode(t, "pull before commit", e.pull("g", "T", 0, 0, 32), remoting.RespPullNotFound)
+	wantCode(t, "pull before commit", e.pull("g", "T", 0, 0, 32), protocol.RespPullNotFound)
 	half := e.onlyRecord(protocol.TransHalfTopic)
 	if prop(half, record.PropertyRealTopic) != "T" || prop(half, record.PropertyRealQueueID) != "0" ||
 		prop(half, broker.PropertyTransactionID) != h.uniq || record.TransactionType(half.SysFlag) != record.TransactionNot ||
@@ -133,10 +133,10 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 	}
 
 	// Wrong producer group, offsets: refused, nothing stored.
-	wantCode(t, "wrong group", e.call(remoting.ReqEndTransaction, endTxnExt("other", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSystemError)
-	wantCode(t, "wrong queue offset", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset+5, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSystemError)
-	wantCode(t, "no half there", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset+1, record.TransactionCommit, false, h.uniq), nil), remoting.RespSystemError)
-	wantCode(t, "bad state", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, 3, false, h.uniq), nil), remoting.RespSystemError)
+	wantCode(t, "wrong group", e.call(protocol.ReqEndTransaction, endTxnExt("other", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespSystemError)
+	wantCode(t, "wrong queue offset", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset+5, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespSystemError)
+	wantCode(t, "no half there", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset+1, record.TransactionCommit, false, h.uniq), nil), protocol.RespSystemError)
+	wantCode(t, "bad state", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, 3, false, h.uniq), nil), protocol.RespSystemError)
 	if n := e.maxOffset("T", 0); n != 0 {
 		t.Fatalf("a refused end stored %d messages", n)
 	}
@@ -155,8 +155,8 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 	}
 
 	// Ending it again stores nothing more.
-	wantCode(t, "second commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
-	wantCode(t, "rollback after commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionRollback, false, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "second commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespSuccess)
+	wantCode(t, "rollback after commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionRollback, false, h.uniq), nil), protocol.RespSuccess)
 	if n := e.maxOffset("T", 0); n != 1 {
 		t.Fatalf("real topic holds %d messages after repeated ends", n)
 	}
@@ -172,7 +172,7 @@ func TestTxnRollbackNeverVisibleNorChecked(t *testing.T) {
 	e.createTopic("T", 1)
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "never")
-	wantCode(t, "rollback", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionRollback, false, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "rollback", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionRollback, false, h.uniq), nil), protocol.RespSuccess)
 	if op := e.onlyRecord(protocol.TransOpHalfTopic); string(op.Body) != "0" {
 		t.Fatalf("op record %q", op.Body)
 	}
@@ -194,7 +194,7 @@ func TestTxnUnknownIsCheckedThenCommittedByTheAnswer(t *testing.T) {
 	e.createTopic("T", 1)
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "later")
-	wantCode(t, "unknown", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionNot, false, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "unknown", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionNot, false, h.uniq), nil), protocol.RespSuccess)
 
 	req := e.nextCheck(waitLimit)
 	if req == nil {
@@ -231,7 +231,7 @@ func TestTxnUnknownIsCheckedThenCommittedByTheAnswer(t *testing.T) {
 	}
 	// A late commit of the first half stores nothing more, and nothing is
 	// checked again.
-	wantCode(t, "late commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "late commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespSuccess)
 	if req := e.nextCheck(400 * time.Millisecond); req != nil {
 		t.Fatalf("checked again after the commit: %v", req.ExtFields)
 	}
@@ -319,12 +319,12 @@ func TestTxnSurvivesRestart(t *testing.T) {
 	committed := e.sendHalf("T", "commit-after-restart")
 	pending := e.sendHalf("T", "pending-across-restart")
 	rolled := e.sendHalf("T", "rolled-back")
-	wantCode(t, "rollback", e.call(remoting.ReqEndTransaction, endTxnExt("pg", rolled.queueOffset, rolled.physOffset, record.TransactionRollback, false, rolled.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "rollback", e.call(protocol.ReqEndTransaction, endTxnExt("pg", rolled.queueOffset, rolled.physOffset, record.TransactionRollback, false, rolled.uniq), nil), protocol.RespSuccess)
 	stop()
 
 	e, _ = startTxnRealEnv(t, dir, ns.Addr(), txnConfig(30*time.Millisecond, 0, 15))
 	e.producerHeartbeat("pg")
-	wantCode(t, "commit after restart", e.call(remoting.ReqEndTransaction, endTxnExt("pg", committed.queueOffset, committed.physOffset, record.TransactionCommit, false, committed.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "commit after restart", e.call(protocol.ReqEndTransaction, endTxnExt("pg", committed.queueOffset, committed.physOffset, record.TransactionCommit, false, committed.uniq), nil), protocol.RespSuccess)
 	eventually(t, "the commit to be dispatched", func() bool { return e.maxOffset("T", 0) == 1 })
 	if got := e.onlyRecord("T"); string(got.Body) != "commit-after-restart" {
 		t.Fatalf("committed %q", got.Body)
@@ -365,7 +365,7 @@ func TestTxnBatchWithTransactionBitsRefused(t *testing.T) {
 	h := sendHeader("T", 0, "")
 	h.Batch = true
 	h.SysFlag = record.TransactionPrepared
-	wantCode(t, "prepared batch", e.call(remoting.ReqSendBatchMessage, h.ExtFields(true), batch), remoting.RespMessageIllegal)
+	wantCode(t, "prepared batch", e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), batch), protocol.RespMessageIllegal)
 	if e.maxOffset("T", 0) != 0 || e.maxOffset(protocol.TransHalfTopic, 0) != 0 {
 		t.Fatal("a refused batch was stored")
 	}
@@ -380,15 +380,15 @@ func TestTxnCheckImmunityTime(t *testing.T) {
 		h := sendHeader("T", 0, props(record.PropertyTransactionPrepared, "true", record.PropertyProducerGroup, "pg",
 			record.PropertyUniqKey, uniq, broker.PropertyCheckImmunityTime, "1"))
 		h.SysFlag = record.TransactionPrepared
-		resp := e.call(remoting.ReqSendMessageV2, h.ExtFields(true), []byte(body))
-		wantCode(t, "send half", resp, remoting.RespSuccess)
+		resp := e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte(body))
+		wantCode(t, "send half", resp, protocol.RespSuccess)
 		_, phys, _ := record.ParseOffsetMsgID(resp.ExtFields["msgId"])
 		return halfSent{uniq: uniq, queueOffset: extInt(t, resp, "queueOffset"), physOffset: phys}
 	}
 	start := time.Now()
 	a, b := sendImmune("a"), sendImmune("b")
 	// Within its immunity a half is ended as usual.
-	wantCode(t, "commit a", e.call(remoting.ReqEndTransaction, endTxnExt("pg", a.queueOffset, a.physOffset, record.TransactionCommit, false, a.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "commit a", e.call(protocol.ReqEndTransaction, endTxnExt("pg", a.queueOffset, a.physOffset, record.TransactionCommit, false, a.uniq), nil), protocol.RespSuccess)
 
 	req := e.nextCheck(waitLimit)
 	if req == nil {
@@ -401,13 +401,13 @@ func TestTxnCheckImmunityTime(t *testing.T) {
 		t.Fatalf("checked %s, want b %s", req.ExtFields["msgId"], b.uniq)
 	}
 	// After it, only the answer to a check ends it.
-	wantCode(t, "late commit of b", e.call(remoting.ReqEndTransaction, endTxnExt("pg", b.queueOffset, b.physOffset, record.TransactionCommit, false, b.uniq), nil), remoting.RespIllegalOperation)
+	wantCode(t, "late commit of b", e.call(protocol.ReqEndTransaction, endTxnExt("pg", b.queueOffset, b.physOffset, record.TransactionCommit, false, b.uniq), nil), protocol.RespIllegalOperation)
 	if n := e.maxOffset("T", 0); n != 1 {
 		t.Fatalf("real topic holds %d before the check's answer", n)
 	}
 	tso, _ := req.ExtFields.Int64("tranStateTableOffset")
 	clo, _ := req.ExtFields.Int64("commitLogOffset")
-	wantCode(t, "checked commit of b", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, b.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "checked commit of b", e.call(protocol.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, b.uniq), nil), protocol.RespSuccess)
 	e.drainChecks()
 	if req := e.nextCheck(300 * time.Millisecond); req != nil {
 		t.Fatalf("checked %s after both were committed", req.ExtFields["msgId"])
@@ -429,7 +429,7 @@ func TestTxnFailedCommitStaysPending(t *testing.T) {
 		}
 		return broker.PutOK, nil
 	})
-	wantCode(t, "failed commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespServiceNotAvailable)
+	wantCode(t, "failed commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespServiceNotAvailable)
 	if e.maxOffset(protocol.TransOpHalfTopic, 0) != 0 {
 		t.Fatal("an op record was written for a commit that failed")
 	}
@@ -442,7 +442,7 @@ func TestTxnFailedCommitStaysPending(t *testing.T) {
 	}
 	tso, _ := req.ExtFields.Int64("tranStateTableOffset")
 	clo, _ := req.ExtFields.Int64("commitLogOffset")
-	wantCode(t, "checked commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "checked commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), protocol.RespSuccess)
 	if got := e.onlyRecord("T"); string(got.Body) != "retry-me" {
 		t.Fatalf("committed %q", got.Body)
 	}
@@ -459,7 +459,7 @@ func TestTxnOpRecordFailureStillEndsTheTransaction(t *testing.T) {
 		}
 		return broker.PutOK, nil
 	})
-	wantCode(t, "commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespSuccess)
 	if e.maxOffset(protocol.TransOpHalfTopic, 0) != 0 || e.maxOffset("T", 0) != 1 {
 		t.Fatal("want the message committed and no op record")
 	}
@@ -467,7 +467,7 @@ func TestTxnOpRecordFailureStillEndsTheTransaction(t *testing.T) {
 	if req := e.nextCheck(400 * time.Millisecond); req != nil {
 		t.Fatalf("checked a committed half: %v", req.ExtFields)
 	}
-	wantCode(t, "again", e.call(remoting.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "again", e.call(protocol.ReqEndTransaction, endTxnExt("pg", h.queueOffset, h.physOffset, record.TransactionCommit, false, h.uniq), nil), protocol.RespSuccess)
 	if n := e.maxOffset("T", 0); n != 1 {
 		t.Fatalf("real topic holds %d", n)
 	}
@@ -491,7 +491,7 @@ func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
 	}
 	tso, _ := req.ExtFields.Int64("tranStateTableOffset")
 	clo, _ := req.ExtFields.Int64("commitLogOffset")
-	wantCode(t, "checked commit", e.call(remoting.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), remoting.RespSuccess)
+	wantCode(t, "checked commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), protocol.RespSuccess)
 	eventually(t, "the op progress to come back", func() bool {
 		op, ok := e.store.ConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0)
 		return ok && op <= 1
@@ -507,20 +507,20 @@ func TestTxnCheckKnobsChangeAtRunTime(t *testing.T) {
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "tuned")
 
-	resp := e.call(remoting.ReqGetBrokerConfig, nil, nil)
-	wantCode(t, "get config", resp, remoting.RespSuccess)
+	resp := e.call(protocol.ReqGetBrokerConfig, nil, nil)
+	wantCode(t, "get config", resp, protocol.RespSuccess)
 	for _, kv := range []string{"transactionCheckInterval=3600000\n", "transactionTimeOut=3600000\n", "transactionCheckMax=15\n"} {
 		if !strings.Contains(string(resp.Body), kv) {
 			t.Fatalf("broker config lacks %q:\n%s", kv, resp.Body)
 		}
 	}
-	wantCode(t, "bad interval", e.call(remoting.ReqUpdateBrokerConfig, nil, []byte("transactionCheckInterval=0\n")), remoting.RespInvalidParameter)
+	wantCode(t, "bad interval", e.call(protocol.ReqUpdateBrokerConfig, nil, []byte("transactionCheckInterval=0\n")), protocol.RespInvalidParameter)
 	if req := e.nextCheck(200 * time.Millisecond); req != nil {
 		t.Fatal("checked before the knobs changed")
 	}
 	// The hour-long wait is cut short: the new interval applies at once.
-	wantCode(t, "update", e.call(remoting.ReqUpdateBrokerConfig, nil,
-		[]byte("transactionCheckInterval=30\ntransactionTimeOut=0\ntransactionCheckMax=1\n")), remoting.RespSuccess)
+	wantCode(t, "update", e.call(protocol.ReqUpdateBrokerConfig, nil,
+		[]byte("transactionCheckInterval=30\ntransactionTimeOut=0\ntransactionCheckMax=1\n")), protocol.RespSuccess)
 	req := e.nextCheck(waitLimit)
 	if req == nil || req.ExtFields["msgId"] != h.uniq {
 		t.Fatalf("no check after the update: %v", req)

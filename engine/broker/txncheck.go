@@ -314,7 +314,7 @@ func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 		"topic": protocol.TransHalfTopic, "bname": b.cfg.BrokerName}
 	ext.SetInt64("tranStateTableOffset", res.QueueOffset)
 	ext.SetInt64("commitLogOffset", physOff)
-	req := remoting.NewRequest(remoting.ReqCheckTransactionState, ext)
+	req := remoting.NewRequest(protocol.ReqCheckTransactionState, ext)
 	req.Body = body
 	if err := conn.Send(req); err != nil {
 		b.log.Warn("check transaction state not sent", "producerGroup", group, "uniqKey", uniq, "err", err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -43,23 +44,23 @@ type nsRequestSpec struct {
 func nsRequestSpecs() map[int32]nsRequestSpec {
 	none := remoting.ExtFields{}
 	return map[int32]nsRequestSpec{
-		remoting.ReqRegisterBroker: {"REGISTER_BROKER",
+		protocol.ReqRegisterBroker: {"REGISTER_BROKER",
 			remoting.ExtFields{"brokerName": "b", "brokerAddr": "127.0.0.1:1", "clusterName": "c", "haServerAddr": "", "brokerId": "0",
 				"heartbeatTimeoutMillis": "30000", "enableActingMaster": "false", "compressed": "false", "bodyCrc32": "0", "zoneName": ""},
 			[]string{"brokerName", "brokerAddr", "clusterName", "haServerAddr", "brokerId"},
 			[]byte(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"T":{"topicName":"T","readQueueNums":1,"writeQueueNums":1,"perm":6}},` +
 				`"dataVersion":{"counter":1,"timestamp":1}},"filterServerList":[]}`),
 			nsBodyOptional},
-		remoting.ReqUnregisterBroker: {"UNREGISTER_BROKER", remoting.ExtFields{"brokerName": "gone", "brokerAddr": "127.0.0.1:2", "clusterName": "c"},
+		protocol.ReqUnregisterBroker: {"UNREGISTER_BROKER", remoting.ExtFields{"brokerName": "gone", "brokerAddr": "127.0.0.1:2", "clusterName": "c"},
 			[]string{"brokerName", "brokerAddr", "clusterName"}, nil, nsBodyIgnored},
-		remoting.ReqGetRouteInfoByTopic:           {"GET_ROUTEINFO_BY_TOPIC", remoting.ExtFields{"topic": "T"}, []string{"topic"}, nil, nsBodyIgnored},
-		remoting.ReqGetBrokerClusterInfo:          {"GET_BROKER_CLUSTER_INFO", none, nil, nil, nsBodyIgnored},
-		remoting.ReqGetAllTopicListFromNameserver: {"GET_ALL_TOPIC_LIST_FROM_NAMESERVER", none, nil, nil, nsBodyIgnored},
-		remoting.ReqDeleteTopicInNamesrv:          {"DELETE_TOPIC_IN_NAMESRV", remoting.ExtFields{"topic": "GONE"}, []string{"topic"}, nil, nsBodyIgnored},
-		remoting.ReqGetTopicsByCluster:            {"GET_TOPICS_BY_CLUSTER", remoting.ExtFields{"cluster": "c"}, []string{"cluster"}, nil, nsBodyIgnored},
-		remoting.ReqQueryDataVersion: {"QUERY_DATA_VERSION", remoting.ExtFields{"brokerAddr": "127.0.0.1:1", "clusterName": "c"},
+		protocol.ReqGetRouteInfoByTopic:           {"GET_ROUTEINFO_BY_TOPIC", remoting.ExtFields{"topic": "T"}, []string{"topic"}, nil, nsBodyIgnored},
+		protocol.ReqGetBrokerClusterInfo:          {"GET_BROKER_CLUSTER_INFO", none, nil, nil, nsBodyIgnored},
+		protocol.ReqGetAllTopicListFromNameserver: {"GET_ALL_TOPIC_LIST_FROM_NAMESERVER", none, nil, nil, nsBodyIgnored},
+		protocol.ReqDeleteTopicInNamesrv:          {"DELETE_TOPIC_IN_NAMESRV", remoting.ExtFields{"topic": "GONE"}, []string{"topic"}, nil, nsBodyIgnored},
+		protocol.ReqGetTopicsByCluster:            {"GET_TOPICS_BY_CLUSTER", remoting.ExtFields{"cluster": "c"}, []string{"cluster"}, nil, nsBodyIgnored},
+		protocol.ReqQueryDataVersion: {"QUERY_DATA_VERSION", remoting.ExtFields{"brokerAddr": "127.0.0.1:1", "clusterName": "c"},
 			[]string{"brokerAddr", "clusterName"}, []byte(`{"counter":1,"timestamp":1}`), nsBodyDecoded},
-		remoting.ReqBrokerHeartbeat: {"BROKER_HEARTBEAT", remoting.ExtFields{"brokerAddr": "127.0.0.1:1", "clusterName": "c"},
+		protocol.ReqBrokerHeartbeat: {"BROKER_HEARTBEAT", remoting.ExtFields{"brokerAddr": "127.0.0.1:1", "clusterName": "c"},
 			[]string{"brokerAddr", "clusterName"}, nil, nsBodyIgnored},
 	}
 }
@@ -68,14 +69,14 @@ func nsRequestSpecs() map[int32]nsRequestSpec {
 // entry for exactly the codes the name server serves.
 func TestNamesrvRequestSpecsCoverEveryRegisteredCode(t *testing.T) {
 	served := New(DefaultConfig()).rs.ProcessorCodes()
-	if !slices.Contains(served, remoting.ReqRegisterBroker) || !slices.IsSorted(served) {
+	if !slices.Contains(served, protocol.ReqRegisterBroker) || !slices.IsSorted(served) {
 		t.Fatalf("ProcessorCodes: %v", served)
 	}
 	specs := nsRequestSpecs()
 	for _, code := range served {
 		if _, ok := specs[code]; !ok {
 			t.Errorf("request code %d (%s) is served but has no entry in nsRequestSpecs: add its good header, required fields and body rule",
-				code, remoting.RequestCodeName(code))
+				code, protocol.RequestCodeName(code))
 		}
 	}
 	for code, s := range specs {
@@ -103,7 +104,7 @@ func (c *nsConn) call(what string, code int32, ext remoting.ExtFields, body []by
 	if err != nil {
 		c.t.Fatalf("%s: %v", what, err)
 	}
-	if b, err = remoting.AppendFrame(b, &remoting.Command{Code: remoting.ReqGetBrokerClusterInfo, Opaque: req + 1}, remoting.SerializeJSON); err != nil {
+	if b, err = remoting.AppendFrame(b, &remoting.Command{Code: protocol.ReqGetBrokerClusterInfo, Opaque: req + 1}, remoting.SerializeJSON); err != nil {
 		c.t.Fatal(err)
 	}
 	if _, err := c.nc.Write(b); err != nil {
@@ -128,8 +129,8 @@ func (c *nsConn) call(what string, code int32, ext remoting.ExtFields, body []by
 	if strings.Contains(resp.Remark, "panicked") {
 		c.t.Fatalf("%s: %s", what, resp.Remark)
 	}
-	if follow.Code != remoting.RespSuccess {
-		c.t.Fatalf("%s: the good request after it: %s %q", what, remoting.ResponseCodeName(follow.Code), follow.Remark)
+	if follow.Code != protocol.RespSuccess {
+		c.t.Fatalf("%s: the good request after it: %s %q", what, protocol.ResponseCodeName(follow.Code), follow.Remark)
 	}
 	return resp
 }
@@ -137,7 +138,7 @@ func (c *nsConn) call(what string, code int32, ext remoting.ExtFields, body []by
 var nsMissingField = regexp.MustCompile(`^the custom field <([^>]*)> is null$`)
 
 func nsDescribe(r *remoting.Command) string {
-	return fmt.Sprintf("%s %q", remoting.ResponseCodeName(r.Code), r.Remark)
+	return fmt.Sprintf("%s %q", protocol.ResponseCodeName(r.Code), r.Remark)
 }
 
 // TestNamesrvAnswersBadRequests generates, from nsRequestSpecs, the bad
@@ -171,7 +172,7 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 			c.t = t
 			refused := func(what string, r *remoting.Command) {
 				t.Helper()
-				if r.Code == remoting.RespSuccess {
+				if r.Code == protocol.RespSuccess {
 					t.Errorf("%s: SUCCESS, want an error", what)
 				}
 			}
@@ -183,7 +184,7 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 			switch {
 			case len(sp.required) > 0:
 				bad++
-				if r.Code != remoting.RespSystemError || !nsMissingField.MatchString(r.Remark) {
+				if r.Code != protocol.RespSystemError || !nsMissingField.MatchString(r.Remark) {
 					t.Errorf("no fields: %s, want SYSTEM_ERROR \"the custom field <...> is null\"", nsDescribe(r))
 				}
 			case sp.bodyRule == nsBodyDecoded:
@@ -195,7 +196,7 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 				r := c.call("without "+f, code, ext, sp.body)
 				if slices.Contains(sp.required, f) {
 					bad++
-					if want := "the custom field <" + f + "> is null"; r.Code != remoting.RespSystemError || r.Remark != want {
+					if want := "the custom field <" + f + "> is null"; r.Code != protocol.RespSystemError || r.Remark != want {
 						t.Errorf("without %s: %s, want SYSTEM_ERROR %q", f, nsDescribe(r), want)
 					}
 				} else if nsMissingField.MatchString(r.Remark) {
@@ -213,7 +214,7 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 				r := c.call(f+"=abc", code, ext, sp.body)
 				if _, err := strconv.ParseInt(v, 10, 64); err == nil || v == "true" || v == "false" {
 					bad++
-					if want := `the custom field <` + f + `> is malformed: "abc" (invalid syntax)`; r.Code != remoting.RespSystemError || r.Remark != want {
+					if want := `the custom field <` + f + `> is malformed: "abc" (invalid syntax)`; r.Code != protocol.RespSystemError || r.Remark != want {
 						t.Errorf("%s=abc: %s, want SYSTEM_ERROR %q", f, nsDescribe(r), want)
 					}
 				}
@@ -223,26 +224,26 @@ func TestNamesrvAnswersBadRequests(t *testing.T) {
 			switch sp.bodyRule {
 			case nsBodyIgnored:
 				if garbage.Code != good.Code {
-					t.Errorf("garbage body: %s, want %s as without", nsDescribe(garbage), remoting.ResponseCodeName(good.Code))
+					t.Errorf("garbage body: %s, want %s as without", nsDescribe(garbage), protocol.ResponseCodeName(good.Code))
 				}
 			case nsBodyDecoded:
 				refused("empty body", empty)
 				fallthrough
 			case nsBodyOptional:
 				bad++
-				if garbage.Code != remoting.RespSystemError || !strings.Contains(garbage.Remark, ErrMalformedBody.Error()) {
+				if garbage.Code != protocol.RespSystemError || !strings.Contains(garbage.Remark, ErrMalformedBody.Error()) {
 					t.Errorf("garbage body: %s, want SYSTEM_ERROR %q", nsDescribe(garbage), ErrMalformedBody)
 				}
 			}
 			if sp.bodyRule == nsBodyOptional && empty.Code != good.Code {
-				t.Errorf("empty body: %s, want %s as with the good body", nsDescribe(empty), remoting.ResponseCodeName(good.Code))
+				t.Errorf("empty body: %s, want %s as with the good body", nsDescribe(empty), protocol.ResponseCodeName(good.Code))
 			}
 		})
 	}
 	c.t = t
 	resp := c.call("unknown code", 4242, nil, nil)
 	bad++
-	if resp.Code != remoting.RespRequestCodeNotSupported || resp.Remark != "request type 4242 not supported" {
+	if resp.Code != protocol.RespRequestCodeNotSupported || resp.Remark != "request type 4242 not supported" {
 		t.Errorf("unknown code: %s", nsDescribe(resp))
 	}
 	if st := s.Stats(); st.BadRequests < bad || st.BadInputCloses != 0 {
@@ -301,7 +302,7 @@ func FuzzNamesrvRequestKeepsConnection(f *testing.F) {
 		}
 		opaque += 2
 		req := &remoting.Command{Code: codes[int(sel)%len(codes)], Opaque: opaque, ExtFields: ext, Body: body}
-		good := &remoting.Command{Code: remoting.ReqGetBrokerClusterInfo, Opaque: opaque + 1}
+		good := &remoting.Command{Code: protocol.ReqGetBrokerClusterInfo, Opaque: opaque + 1}
 		frame, err := remoting.AppendFrame(nil, req, remoting.SerializeJSON)
 		if err != nil {
 			t.Fatal(err)
@@ -316,13 +317,13 @@ func FuzzNamesrvRequestKeepsConnection(f *testing.F) {
 		for range 2 {
 			r, err := remoting.ReadFrame(br, 0)
 			if err != nil {
-				t.Fatalf("connection closed by %s %v: %v", remoting.RequestCodeName(req.Code), ext, err)
+				t.Fatalf("connection closed by %s %v: %v", protocol.RequestCodeName(req.Code), ext, err)
 			}
 			if r.Opaque != opaque && r.Opaque != opaque+1 {
 				t.Fatalf("answer for opaque %d, want %d or %d", r.Opaque, opaque, opaque+1)
 			}
 			if strings.Contains(r.Remark, "panicked") {
-				t.Fatalf("%s %v: %s", remoting.RequestCodeName(req.Code), ext, r.Remark)
+				t.Fatalf("%s %v: %s", protocol.RequestCodeName(req.Code), ext, r.Remark)
 			}
 		}
 	})

@@ -40,9 +40,9 @@ func TestCountsAndObserver(t *testing.T) {
 	if c.Topics != 3 || len(c.Clusters) != 2 || c.Clusters[0] != want[0] || c.Clusters[1] != want[1] || c.Connections < 1 {
 		t.Fatalf("counts %+v, want 3 topics and %+v", c, want)
 	}
-	req := remoting.NewRequest(remoting.ReqUnregisterBroker, remoting.ExtFields{
+	req := remoting.NewRequest(protocol.ReqUnregisterBroker, remoting.ExtFields{
 		"clusterName": "C1", "brokerName": "broker-a", "brokerAddr": "127.0.0.1:10912", "brokerId": "1"})
-	if resp, err := cl.InvokeSync(ctx(t), ns.Addr(), req); err != nil || resp.Code != remoting.RespSuccess {
+	if resp, err := cl.InvokeSync(ctx(t), ns.Addr(), req); err != nil || resp.Code != protocol.RespSuccess {
 		t.Fatalf("unregister: %v %+v", err, resp)
 	}
 	if c := ns.Counts(); c.Clusters[0] != (ClusterCounts{"C1", 1, 1}) {
@@ -50,7 +50,7 @@ func TestCountsAndObserver(t *testing.T) {
 	}
 	waitFor(t, "three REGISTER_BROKER answers observed", func() bool {
 		for _, l := range rs.Latencies() {
-			if l.Code == remoting.ReqRegisterBroker && l.RespCode == remoting.RespSuccess && l.Count == 3 {
+			if l.Code == protocol.ReqRegisterBroker && l.RespCode == protocol.RespSuccess && l.Count == 3 {
 				return true
 			}
 		}

@@ -96,7 +96,7 @@ func routeRaw(t *testing.T, c *remoting.Client, ns, topic string, version int32,
 		ext = remoting.ExtFields{}
 	}
 	ext["topic"] = topic
-	req := remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, ext)
+	req := remoting.NewRequest(protocol.ReqGetRouteInfoByTopic, ext)
 	req.Version = version
 	resp, err := c.InvokeSync(ctx(t), ns, req)
 	if err != nil {
@@ -141,11 +141,11 @@ func TestRegisterRouteUnregister(t *testing.T) {
 	}
 
 	// The Go client (version 317) gets fastjson's unquoted keys, compact.
-	resp := routeRaw(t, c, ns.Addr(), "TopicA", remoting.VersionGoClient, nil)
+	resp := routeRaw(t, c, ns.Addr(), "TopicA", protocol.VersionGoClient, nil)
 	want := `{"brokerDatas":[{"brokerAddrs":{0:"127.0.0.1:10911"},"brokerName":"broker-a","cluster":"DefaultCluster",` +
 		`"enableActingMaster":false}],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a","perm":6,` +
 		`"readQueueNums":8,"topicSysFlag":0,"writeQueueNums":8}]}`
-	if resp.Code != remoting.RespSuccess || string(resp.Body) != want {
+	if resp.Code != protocol.RespSuccess || string(resp.Body) != want {
 		t.Fatalf("route for version 317:\n got %d %s\nwant %s", resp.Code, resp.Body, want)
 	}
 	if addrs := goClientBrokerAddrs(t, string(resp.Body)); addrs[0] != "127.0.0.1:10911" || len(addrs) != 1 {
@@ -153,8 +153,8 @@ func TestRegisterRouteUnregister(t *testing.T) {
 	}
 	// Version ≥ 401, or acceptStandardJsonOnly, gets standard JSON.
 	for _, r := range []*remoting.Command{
-		routeRaw(t, c, ns.Addr(), "TopicA", remoting.VersionV4_9_4, nil),
-		routeRaw(t, c, ns.Addr(), "TopicA", remoting.VersionGoClient, remoting.ExtFields{"acceptStandardJsonOnly": "true"}),
+		routeRaw(t, c, ns.Addr(), "TopicA", protocol.VersionV4_9_4, nil),
+		routeRaw(t, c, ns.Addr(), "TopicA", protocol.VersionGoClient, remoting.ExtFields{"acceptStandardJsonOnly": "true"}),
 	} {
 		if !strings.Contains(string(r.Body), `"brokerAddrs":{"0":"127.0.0.1:10911"}`) {
 			t.Fatalf("standard JSON route: %s", r.Body)
@@ -170,7 +170,7 @@ func TestRegisterRouteUnregister(t *testing.T) {
 		t.Fatalf("route %+v", rd)
 	}
 
-	tl, err := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(remoting.ReqGetAllTopicListFromNameserver, nil))
+	tl, err := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(protocol.ReqGetAllTopicListFromNameserver, nil))
 	if err != nil || string(tl.Body) != `{"topicList":["TopicA"]}` {
 		t.Fatalf("topic list: %v %s", err, tl.Body)
 	}
@@ -179,8 +179,8 @@ func TestRegisterRouteUnregister(t *testing.T) {
 		BrokerName: "broker-a", BrokerAddr: "127.0.0.1:10911"}); err != nil {
 		t.Fatal(err)
 	}
-	resp = routeRaw(t, c, ns.Addr(), "TopicA", remoting.VersionGoClient, nil)
-	if resp.Code != remoting.RespTopicNotExist || !strings.Contains(resp.Remark, "TopicA") {
+	resp = routeRaw(t, c, ns.Addr(), "TopicA", protocol.VersionGoClient, nil)
+	if resp.Code != protocol.RespTopicNotExist || !strings.Contains(resp.Remark, "TopicA") {
 		t.Fatalf("after unregister: %+v", resp)
 	}
 	if _, err := GetRouteInfo(ctx(t), c, ns.Addr(), "TopicA"); !errors.Is(err, ErrTopicNotExist) {
@@ -213,7 +213,7 @@ func TestTwoBrokersOneCluster(t *testing.T) {
 		t.Fatalf("slave result %+v", res)
 	}
 
-	resp := routeRaw(t, c, ns.Addr(), "Spanning", remoting.VersionGoClient, nil)
+	resp := routeRaw(t, c, ns.Addr(), "Spanning", protocol.VersionGoClient, nil)
 	body := string(resp.Body)
 	if !strings.Contains(body, `"brokerAddrs":{0:"127.0.0.1:10911",1:"127.0.0.1:10912"},"brokerName":"broker-a"`) ||
 		!strings.Contains(body, `"brokerAddrs":{0:"127.0.0.1:10921"},"brokerName":"broker-b"`) {
@@ -238,7 +238,7 @@ func TestTwoBrokersOneCluster(t *testing.T) {
 	if got := ci.ClusterAddrTable["C1"]; len(got) != 2 || got[0] != "broker-a" || got[1] != "broker-b" {
 		t.Fatalf("cluster table %+v", ci.ClusterAddrTable)
 	}
-	tl, _ := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(remoting.ReqGetTopicsByCluster, remoting.ExtFields{"cluster": "C1"}))
+	tl, _ := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(protocol.ReqGetTopicsByCluster, remoting.ExtFields{"cluster": "C1"}))
 	if string(tl.Body) != `{"topicList":["OnlyB","Spanning"]}` {
 		t.Fatalf("topics by cluster %s", tl.Body)
 	}
@@ -265,8 +265,8 @@ func TestTwoBrokersOneCluster(t *testing.T) {
 		t.Fatalf("Spanning with slave only: %+v %v", rd, err)
 	}
 	// Delete the topic (admin DeleteTopic → 216).
-	if r, _ := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(remoting.ReqDeleteTopicInNamesrv,
-		remoting.ExtFields{"topic": "Spanning"})); r.Code != remoting.RespSuccess {
+	if r, _ := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(protocol.ReqDeleteTopicInNamesrv,
+		remoting.ExtFields{"topic": "Spanning"})); r.Code != protocol.RespSuccess {
 		t.Fatalf("delete: %+v", r)
 	}
 	if _, ok := ns.TopicRoute("Spanning"); ok {
@@ -349,7 +349,7 @@ func TestMalformedRegistration(t *testing.T) {
 	c := newClient(t)
 	good := brokerReq("C", "b", "127.0.0.1:10911", 0, 1, protocol.NewTopicConfig("T", 4))
 	send := func(ext remoting.ExtFields, body string, version int32) *remoting.Command {
-		req := remoting.NewRequest(remoting.ReqRegisterBroker, ext)
+		req := remoting.NewRequest(protocol.ReqRegisterBroker, ext)
 		req.Body = []byte(body)
 		req.Version = version
 		resp, err := c.InvokeSync(ctx(t), ns.Addr(), req)
@@ -362,23 +362,23 @@ func TestMalformedRegistration(t *testing.T) {
 		return remoting.ExtFields{"brokerName": "b", "brokerAddr": "127.0.0.1:10911", "clusterName": "C",
 			"haServerAddr": "", "brokerId": "0"}
 	}
-	if r := send(header(), `{"topicConfigSerializeWrapper":{"topicConfigTable":[`, remoting.DefaultVersion); r.Code != remoting.RespSystemError ||
+	if r := send(header(), `{"topicConfigSerializeWrapper":{"topicConfigTable":[`, remoting.DefaultVersion); r.Code != protocol.RespSystemError ||
 		!strings.Contains(r.Remark, "malformed body") {
 		t.Fatalf("malformed body: %+v", r)
 	}
 	h := header()
 	h["bodyCrc32"] = "12345"
-	if r := send(h, `{}`, remoting.DefaultVersion); r.Code != remoting.RespSystemError || r.Remark != "crc32 not match" {
+	if r := send(h, `{}`, remoting.DefaultVersion); r.Code != protocol.RespSystemError || r.Remark != "crc32 not match" {
 		t.Fatalf("crc mismatch: %+v", r)
 	}
 	h = header()
 	delete(h, "brokerId")
-	if r := send(h, `{}`, remoting.DefaultVersion); r.Code != remoting.RespSystemError || !strings.Contains(r.Remark, "brokerId") {
+	if r := send(h, `{}`, remoting.DefaultVersion); r.Code != protocol.RespSystemError || !strings.Contains(r.Remark, "brokerId") {
 		t.Fatalf("missing brokerId: %+v", r)
 	}
 	h = header()
 	h["brokerId"] = "zero"
-	if r := send(h, `{}`, remoting.DefaultVersion); r.Code != remoting.RespSystemError || !strings.Contains(r.Remark, "brokerId") {
+	if r := send(h, `{}`, remoting.DefaultVersion); r.Code != protocol.RespSystemError || !strings.Contains(r.Remark, "brokerId") {
 		t.Fatalf("malformed brokerId: %+v", r)
 	}
 	if ci := ns.ClusterInfo(); len(ci.BrokerAddrTable) != 0 {
@@ -386,7 +386,7 @@ func TestMalformedRegistration(t *testing.T) {
 	}
 	// The same connection still works, and a pre-3.0.11 body (bare wrapper) is read as such.
 	if r := send(header(), `{"dataVersion":{"counter":1,"timestamp":1},"topicConfigTable":{"Old":{"topicName":"Old",`+
-		`"readQueueNums":2,"writeQueueNums":2,"perm":6}}}`, 36); r.Code != remoting.RespSuccess || string(r.Body) != `{"table":{}}` {
+		`"readQueueNums":2,"writeQueueNums":2,"perm":6}}}`, 36); r.Code != protocol.RespSuccess || string(r.Body) != `{"table":{}}` {
 		t.Fatalf("old-version registration: %+v", r)
 	}
 	if _, ok := ns.TopicRoute("Old"); !ok {
@@ -395,11 +395,11 @@ func TestMalformedRegistration(t *testing.T) {
 	if _, err := RegisterBroker(ctx(t), c, ns.Addr(), good); err != nil {
 		t.Fatal(err)
 	}
-	if r := send(remoting.ExtFields{}, "", remoting.DefaultVersion); r.Code != remoting.RespSystemError {
+	if r := send(remoting.ExtFields{}, "", remoting.DefaultVersion); r.Code != protocol.RespSystemError {
 		t.Fatalf("empty header: %+v", r)
 	}
-	r, err := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(remoting.ReqPutKVConfig, nil))
-	if err != nil || r.Code != remoting.RespRequestCodeNotSupported {
+	r, err := c.InvokeSync(ctx(t), ns.Addr(), remoting.NewRequest(protocol.ReqPutKVConfig, nil))
+	if err != nil || r.Code != protocol.RespRequestCodeNotSupported {
 		t.Fatalf("unsupported code: %+v %v", r, err)
 	}
 }
@@ -424,15 +424,15 @@ func TestDataVersionGatesTopicUpdates(t *testing.T) {
 	}
 
 	// QUERY_DATA_VERSION and BROKER_HEARTBEAT.
-	q := remoting.NewRequest(remoting.ReqQueryDataVersion, remoting.ExtFields{"brokerName": "b",
+	q := remoting.NewRequest(protocol.ReqQueryDataVersion, remoting.ExtFields{"brokerName": "b",
 		"brokerAddr": "127.0.0.1:10911", "clusterName": "C", "brokerId": "0"})
 	q.Body = []byte(`{"counter":2,"stateVersion":0,"timestamp":1700000000000}`)
 	r, err := c.InvokeSync(ctx(t), ns.Addr(), q)
-	if err != nil || r.Code != remoting.RespSuccess || r.ExtFields["changed"] != "false" {
+	if err != nil || r.Code != protocol.RespSuccess || r.ExtFields["changed"] != "false" {
 		t.Fatalf("query data version: %+v %v", r, err)
 	}
-	hb := remoting.NewRequest(remoting.ReqBrokerHeartbeat, remoting.ExtFields{"clusterName": "C", "brokerAddr": "127.0.0.1:10911"})
-	if r, err := c.InvokeSync(ctx(t), ns.Addr(), hb); err != nil || r.Code != remoting.RespSuccess {
+	hb := remoting.NewRequest(protocol.ReqBrokerHeartbeat, remoting.ExtFields{"clusterName": "C", "brokerAddr": "127.0.0.1:10911"})
+	if r, err := c.InvokeSync(ctx(t), ns.Addr(), hb); err != nil || r.Code != protocol.RespSuccess {
 		t.Fatalf("broker heartbeat: %+v %v", r, err)
 	}
 }

@@ -57,15 +57,15 @@ func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *rem
 	}
 	if h.bodyCrc32 != 0 && bodyCRC32(req.Body) != h.bodyCrc32 {
 		s.log.Warn("namesrv: register body crc32 mismatch", "broker", h.brokerAddr)
-		return remoting.NewResponse(remoting.RespSystemError, "crc32 not match"), nil
+		return remoting.NewResponse(protocol.RespSystemError, "crc32 not match"), nil
 	}
 	if h.compressed {
-		return remoting.NewResponse(remoting.RespSystemError, "compressed register body not supported"), nil
+		return remoting.NewResponse(protocol.RespSystemError, "compressed register body not supported"), nil
 	}
 	var body protocol.RegisterBrokerBody
 	if len(req.Body) > 0 {
 		fixed := protocol.QuoteNumericKeys(req.Body)
-		if req.Version >= remoting.VersionV3_0_11 {
+		if req.Version >= protocol.VersionV3_0_11 {
 			err = json.Unmarshal(fixed, &body)
 		} else {
 			err = json.Unmarshal(fixed, &body.TopicConfigSerializeWrapper)
@@ -84,7 +84,7 @@ func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *rem
 		EnableActingMaster: h.enableActingMaster, Topics: body.TopicConfigSerializeWrapper,
 		FilterServers: body.FilterServerList, Conn: conn, Now: s.now(),
 	})
-	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	if res.HAServerAddr != "" || res.MasterAddr != "" {
 		resp.Ext()["haServerAddr"] = res.HAServerAddr
 		resp.Ext()["masterAddr"] = res.MasterAddr
@@ -105,13 +105,13 @@ func (s *Server) unregisterBroker(_ context.Context, _ *remoting.Conn, req *remo
 	}
 	s.routes.unregister(cluster, addr, name)
 	s.log.Info("namesrv: broker unregistered", "cluster", cluster, "broker", name, "addr", addr)
-	return remoting.NewResponse(remoting.RespSuccess, ""), nil
+	return remoting.NewResponse(protocol.RespSuccess, ""), nil
 }
 
 // standardJSON reports whether the requester gets quoted map keys (Java:
 // version ≥ V4_9_4 or acceptStandardJsonOnly).
 func standardJSON(req *remoting.Command) bool {
-	if req.Version >= remoting.VersionV4_9_4 {
+	if req.Version >= protocol.VersionV4_9_4 {
 		return true
 	}
 	std, _ := req.ExtFields.OptBool("acceptStandardJsonOnly", false)
@@ -125,16 +125,16 @@ func (s *Server) getRouteInfo(_ context.Context, _ *remoting.Conn, req *remoting
 	}
 	rd, ok := s.routes.topicRoute(topic)
 	if !ok {
-		return remoting.NewResponse(remoting.RespTopicNotExist,
+		return remoting.NewResponse(protocol.RespTopicNotExist,
 			"No topic route info in name server for the topic: "+topic), nil
 	}
-	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	resp.Body = protocol.EncodeTopicRouteData(rd, standardJSON(req))
 	return resp, nil
 }
 
 func (s *Server) getBrokerClusterInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	resp.Body = protocol.EncodeClusterInfo(s.routes.clusterInfo(), standardJSON(req))
 	return resp, nil
 }
@@ -144,7 +144,7 @@ func topicListResponse(topics []string) *remoting.Command {
 		topics = []string{}
 	}
 	body, _ := json.Marshal(protocol.TopicList{TopicList: topics}) // strings always marshal
-	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	resp.Body = body
 	return resp
 }
@@ -167,7 +167,7 @@ func (s *Server) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 		return nil, err
 	}
 	s.routes.deleteTopic(topic, req.ExtFields.OptString("clusterName", ""))
-	return remoting.NewResponse(remoting.RespSuccess, ""), nil
+	return remoting.NewResponse(protocol.RespSuccess, ""), nil
 }
 
 func (s *Server) queryDataVersion(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
@@ -184,7 +184,7 @@ func (s *Server) queryDataVersion(_ context.Context, _ *remoting.Conn, req *remo
 	}
 	current, known := s.routes.dataVersion(cluster, addr)
 	s.routes.touch(cluster, addr, s.now())
-	resp := remoting.NewResponse(remoting.RespSuccess, "")
+	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	resp.Ext().SetBool("changed", !known || current != dv)
 	if known {
 		resp.Body, _ = json.Marshal(current) // plain struct always marshals
@@ -201,5 +201,5 @@ func (s *Server) brokerHeartbeat(_ context.Context, _ *remoting.Conn, req *remot
 		}
 	}
 	s.routes.touch(cluster, addr, s.now())
-	return remoting.NewResponse(remoting.RespSuccess, ""), nil
+	return remoting.NewResponse(protocol.RespSuccess, ""), nil
 }

@@ -62,13 +62,13 @@ func RegisterBroker(ctx context.Context, client *remoting.Client, nsAddr string,
 	if req.ZoneName != "" {
 		ext["zoneName"] = req.ZoneName
 	}
-	cmd := remoting.NewRequest(remoting.ReqRegisterBroker, ext)
+	cmd := remoting.NewRequest(protocol.ReqRegisterBroker, ext)
 	cmd.Body = payload
 	resp, err := client.InvokeSync(ctx, nsAddr, cmd)
 	if err != nil {
 		return RegisterBrokerResult{}, fmt.Errorf("namesrv: register broker at %s: %w", nsAddr, err)
 	}
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return RegisterBrokerResult{}, fmt.Errorf("namesrv: register broker at %s: %w", nsAddr,
 			&remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
 	}
@@ -87,11 +87,11 @@ type UnregisterBrokerRequest struct {
 func UnregisterBroker(ctx context.Context, client *remoting.Client, nsAddr string, req UnregisterBrokerRequest) error {
 	ext := remoting.ExtFields{"brokerName": req.BrokerName, "brokerAddr": req.BrokerAddr, "clusterName": req.ClusterName}
 	ext.SetInt64("brokerId", req.BrokerID)
-	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqUnregisterBroker, ext))
+	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(protocol.ReqUnregisterBroker, ext))
 	if err != nil {
 		return fmt.Errorf("namesrv: unregister broker at %s: %w", nsAddr, err)
 	}
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return fmt.Errorf("namesrv: unregister broker at %s: %w", nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
 	}
 	return nil
@@ -100,14 +100,14 @@ func UnregisterBroker(ctx context.Context, client *remoting.Client, nsAddr strin
 // GetRouteInfo asks nsAddr for topic's route (GET_ROUTEINFO_BY_TOPIC, 105);
 // ErrTopicNotExist if the name server does not know it.
 func GetRouteInfo(ctx context.Context, client *remoting.Client, nsAddr, topic string) (*protocol.TopicRouteData, error) {
-	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic}))
+	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(protocol.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic}))
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: route of %q from %s: %w", topic, nsAddr, err)
 	}
 	switch resp.Code {
-	case remoting.RespSuccess:
+	case protocol.RespSuccess:
 		return protocol.DecodeTopicRouteData(resp.Body)
-	case remoting.RespTopicNotExist:
+	case protocol.RespTopicNotExist:
 		return nil, fmt.Errorf("%w: %q", ErrTopicNotExist, topic)
 	}
 	return nil, fmt.Errorf("namesrv: route of %q from %s: %w", topic, nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
@@ -115,11 +115,11 @@ func GetRouteInfo(ctx context.Context, client *remoting.Client, nsAddr, topic st
 
 // GetClusterInfo asks nsAddr for its broker and cluster tables (GET_BROKER_CLUSTER_INFO, 106).
 func GetClusterInfo(ctx context.Context, client *remoting.Client, nsAddr string) (*protocol.ClusterInfo, error) {
-	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil))
+	resp, err := client.InvokeSync(ctx, nsAddr, remoting.NewRequest(protocol.ReqGetBrokerClusterInfo, nil))
 	if err != nil {
 		return nil, fmt.Errorf("namesrv: cluster info from %s: %w", nsAddr, err)
 	}
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return nil, fmt.Errorf("namesrv: cluster info from %s: %w", nsAddr, &remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
 	}
 	return protocol.DecodeClusterInfo(resp.Body)

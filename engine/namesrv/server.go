@@ -79,16 +79,16 @@ func New(cfg Config) *Server {
 	s.rs = remoting.NewServer(rc)
 	def := s.rs.NewExecutor("namesrv-default", cfg.DefaultExecutor)
 	client := s.rs.NewExecutor("namesrv-client", cfg.ClientExecutor)
-	s.rs.RegisterProcessor(remoting.ReqGetRouteInfoByTopic, remoting.ProcessorFunc(s.getRouteInfo), client)
+	s.rs.RegisterProcessor(protocol.ReqGetRouteInfoByTopic, remoting.ProcessorFunc(s.getRouteInfo), client)
 	for code, fn := range map[int32]remoting.ProcessorFunc{
-		remoting.ReqRegisterBroker:                s.registerBroker,
-		remoting.ReqUnregisterBroker:              s.unregisterBroker,
-		remoting.ReqGetBrokerClusterInfo:          s.getBrokerClusterInfo,
-		remoting.ReqGetAllTopicListFromNameserver: s.getAllTopicList,
-		remoting.ReqDeleteTopicInNamesrv:          s.deleteTopic,
-		remoting.ReqGetTopicsByCluster:            s.getTopicsByCluster,
-		remoting.ReqQueryDataVersion:              s.queryDataVersion,
-		remoting.ReqBrokerHeartbeat:               s.brokerHeartbeat,
+		protocol.ReqRegisterBroker:                s.registerBroker,
+		protocol.ReqUnregisterBroker:              s.unregisterBroker,
+		protocol.ReqGetBrokerClusterInfo:          s.getBrokerClusterInfo,
+		protocol.ReqGetAllTopicListFromNameserver: s.getAllTopicList,
+		protocol.ReqDeleteTopicInNamesrv:          s.deleteTopic,
+		protocol.ReqGetTopicsByCluster:            s.getTopicsByCluster,
+		protocol.ReqQueryDataVersion:              s.queryDataVersion,
+		protocol.ReqBrokerHeartbeat:               s.brokerHeartbeat,
 	} {
 		s.rs.RegisterProcessor(code, fn, def)
 	}

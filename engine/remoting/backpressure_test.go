@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // TestOnewayWaitsForRoomInsteadOfDropping: a oneway sender writing to a
@@ -45,7 +47,7 @@ func TestOnewayWaitsForRoomInsteadOfDropping(t *testing.T) {
 	var blocked error
 	for i := 0; i < 1000 && blocked == nil; i++ { // 250 MiB at most: far past any socket buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		req := NewRequest(ReqSendMessageV2, nil)
+		req := NewRequest(protocol.ReqSendMessageV2, nil)
 		req.Body = body
 		blocked = conn.SendContext(ctx, req)
 		cancel()
@@ -89,11 +91,11 @@ func TestServerCountsRejectedOneways(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := p.conn.Reply(p.req, NewResponse(RespSuccess, "")); err != nil { // a oneway: releases the slot, sends nothing
+	if err := p.conn.Reply(p.req, NewResponse(protocol.RespSuccess, "")); err != nil { // a oneway: releases the slot, sends nothing
 		t.Fatal(err)
 	}
 	resp, err := cl.InvokeSync(ctx, ts.Addr(), NewRequest(codeEcho, nil))
-	if err != nil || resp.Code != RespSuccess {
+	if err != nil || resp.Code != protocol.RespSuccess {
 		t.Fatalf("echo after the rejections: %v %v", resp, err)
 	}
 	if n := ts.OnewayRejected(); n != 3 {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // Bad requests, as opposed to framing errors.
@@ -102,7 +104,7 @@ func BadRequestRemark(err error) string {
 // that reply later (Conn.Reply) use it; those that return use (nil, err).
 func (c *Conn) BadRequest(req *Command, err error) *Command {
 	c.noteBadRequest(req, err)
-	return NewResponse(RespSystemError, BadRequestRemark(err))
+	return NewResponse(protocol.RespSystemError, BadRequestRemark(err))
 }
 
 func (c *Conn) noteBadRequest(req *Command, err error) {
@@ -115,7 +117,7 @@ func (c *Conn) noteBadRequest(req *Command, err error) {
 // type, without dispatching it.
 func (c *Conn) answerBadHeader(req *Command) {
 	c.noteBadRequest(req, req.headerErr)
-	c.reject(req, RespSystemError, BadRequestRemark(req.headerErr))
+	c.reject(req, protocol.RespSystemError, BadRequestRemark(req.headerErr))
 }
 
 // ServerStats counts the bad input a server met.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // codeNeedsField answers SUCCESS only when ext "must" is present and an int.
@@ -22,7 +24,7 @@ func needsField(_ context.Context, _ *Conn, req *Command) (*Command, error) {
 	if string(req.Body) == "bad body" {
 		return nil, NewBadRequest("the body does not decode")
 	}
-	return NewResponse(RespSuccess, ""), nil
+	return NewResponse(protocol.RespSuccess, ""), nil
 }
 
 // jsonFrame frames a hand-written JSON header and a body.
@@ -103,16 +105,16 @@ func TestBadRequestsAnsweredOnOneConnection(t *testing.T) {
 		jsonFrame(`{"code":9001,"opaque":13,"remark":[]}`, nil),
 	}
 	want := map[int32]exp{
-		2:  {RespSuccess, ""},
-		3:  {RespSystemError, "the header field <code> is an array, not an int32"},
-		4:  {RespSystemError, "the custom field <o> is an object, not a string, number or boolean"},
-		5:  {RespRequestCodeNotSupported, "request type 7777 not supported"},
-		6:  {RespSystemError, "the custom field <must> is null"},
-		7:  {RespSystemError, `the custom field <must> is malformed: "eight" (invalid syntax)`},
-		8:  {RespSystemError, "the body does not decode"},
-		11: {RespSuccess, ""},
-		12: {RespSuccess, ""},
-		13: {RespSystemError, "the header field <remark> is an array, not a string"},
+		2:  {protocol.RespSuccess, ""},
+		3:  {protocol.RespSystemError, "the header field <code> is an array, not an int32"},
+		4:  {protocol.RespSystemError, "the custom field <o> is an object, not a string, number or boolean"},
+		5:  {protocol.RespRequestCodeNotSupported, "request type 7777 not supported"},
+		6:  {protocol.RespSystemError, "the custom field <must> is null"},
+		7:  {protocol.RespSystemError, `the custom field <must> is malformed: "eight" (invalid syntax)`},
+		8:  {protocol.RespSystemError, "the body does not decode"},
+		11: {protocol.RespSuccess, ""},
+		12: {protocol.RespSuccess, ""},
+		13: {protocol.RespSystemError, "the header field <remark> is an array, not a string"},
 	}
 	for _, f := range frames {
 		if _, err := nc.Write(f); err != nil {
@@ -127,7 +129,7 @@ func TestBadRequestsAnsweredOnOneConnection(t *testing.T) {
 	for o, w := range want {
 		r := got[o]
 		if r.Code != w.code || r.Remark != w.remark {
-			t.Errorf("opaque %d: %s %q, want %s %q", o, ResponseCodeName(r.Code), r.Remark, ResponseCodeName(w.code), w.remark)
+			t.Errorf("opaque %d: %s %q, want %s %q", o, protocol.ResponseCodeName(r.Code), r.Remark, protocol.ResponseCodeName(w.code), w.remark)
 		}
 	}
 	if e := got[2].ExtFields; e["n"] != "8" || e["b"] != "false" || e["s"] != "x" || len(e) != 3 || string(got[2].Body) != "body" {
@@ -138,10 +140,10 @@ func TestBadRequestsAnsweredOnOneConnection(t *testing.T) {
 	}
 	// The parked request, in flight all along, completes normally.
 	p := <-ts.parked
-	if err := p.conn.Reply(p.req, NewResponse(RespSuccess, "parked")); err != nil {
+	if err := p.conn.Reply(p.req, NewResponse(protocol.RespSuccess, "parked")); err != nil {
 		t.Fatal(err)
 	}
-	if r := readResponses(t, br, nc, 1)[1]; r.Code != RespSuccess || r.Remark != "parked" {
+	if r := readResponses(t, br, nc, 1)[1]; r.Code != protocol.RespSuccess || r.Remark != "parked" {
 		t.Fatalf("parked request: %v", r)
 	}
 	// Bad: 3, 4, 5, 6, 7, 8, 9, 10, 13 (the oneway 9 and 10 counted when processed).
@@ -230,7 +232,7 @@ func TestBadResponseFailsItsCall(t *testing.T) {
 	if _, err := cl.InvokeSync(ctx, ln.Addr().String(), NewRequest(codeEcho, nil)); !errors.Is(err, ErrBadHeaderField) {
 		t.Fatalf("bad response: err %v", err)
 	}
-	if r, err := cl.InvokeSync(ctx, ln.Addr().String(), NewRequest(codeEcho, nil)); err != nil || r.Code != RespSuccess {
+	if r, err := cl.InvokeSync(ctx, ln.Addr().String(), NewRequest(codeEcho, nil)); err != nil || r.Code != protocol.RespSuccess {
 		t.Fatalf("next call on the same connection: %v %v", r, err)
 	}
 }
@@ -291,7 +293,7 @@ func FuzzWellFramedRequestKeepsConnection(f *testing.F) {
 			}
 			switch {
 			case goodAnswer && r.Opaque == goodOpaque:
-				if r.Code != RespSuccess {
+				if r.Code != protocol.RespSuccess {
 					t.Fatalf("good request: %v", r)
 				}
 				goodAnswer = false

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // benchRequests are the hot requests as the official Go client sends them.
@@ -27,11 +29,11 @@ func benchRequests() []struct {
 		name string
 		cmd  *Command
 	}{
-		{"send", &Command{Code: ReqSendMessage, Language: LanguageGo, Version: VersionGoClient, Opaque: 77,
+		{"send", &Command{Code: protocol.ReqSendMessage, Language: LanguageGo, Version: protocol.VersionGoClient, Opaque: 77,
 			ExtFields: send.ExtFields(false), Body: body}},
-		{"sendv2", &Command{Code: ReqSendMessageV2, Language: LanguageJava, Version: VersionV5_3_3, Opaque: 77,
+		{"sendv2", &Command{Code: protocol.ReqSendMessageV2, Language: LanguageJava, Version: protocol.VersionV5_3_3, Opaque: 77,
 			ExtFields: send.ExtFields(true), Body: body}},
-		{"pull", &Command{Code: ReqPullMessage, Language: LanguageGo, Version: VersionGoClient, Opaque: 77, ExtFields: pull}},
+		{"pull", &Command{Code: protocol.ReqPullMessage, Language: LanguageGo, Version: protocol.VersionGoClient, Opaque: 77, ExtFields: pull}},
 	}
 }
 
@@ -130,7 +132,7 @@ func BenchmarkInvoke(b *testing.B) {
 					ctx := context.Background()
 					for pb.Next() {
 						resp, err := cl.InvokeSync(ctx, srv.Addr(), &Command{Code: codeEcho, Body: body})
-						if err != nil || resp.Code != RespSuccess {
+						if err != nil || resp.Code != protocol.RespSuccess {
 							b.Fatal(resp, err)
 						}
 					}

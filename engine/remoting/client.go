@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // ClientConfig configures a Client.
@@ -170,7 +172,7 @@ func (cl *Client) dial(ctx context.Context, addr string, e *dialEntry) (*Conn, e
 // dispatch handles a server-pushed request on its own goroutine.
 func (cl *Client) dispatch(c *Conn, req *Command) {
 	if !c.acquire(req, nil) {
-		c.reject(req, RespSystemBusy, RemarkTooManyRequests)
+		c.reject(req, protocol.RespSystemBusy, RemarkTooManyRequests)
 		return
 	}
 	go c.runProcessor(cl.proc, req)

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // sameCommand compares everything a codec carries; nil and empty ext are equal.
@@ -20,19 +22,19 @@ func sampleCommands() map[string]*Command {
 	send := SendMessageHeader{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		QueueID: 3, BornTimestamp: 1700000000123, Properties: "TAGS\x01T\x02UNIQ_KEY\x01C0A80001\x02", BrokerName: "broker-a"}
 	return map[string]*Command{
-		"send-v1": {Code: ReqSendMessage, Language: LanguageGo, Version: VersionGoClient, Opaque: 3,
+		"send-v1": {Code: protocol.ReqSendMessage, Language: LanguageGo, Version: protocol.VersionGoClient, Opaque: 3,
 			ExtFields: send.ExtFields(false), Body: []byte("hello")},
-		"send-v2": {Code: ReqSendMessageV2, Language: LanguageJava, Version: VersionV5_3_3, Opaque: -7,
+		"send-v2": {Code: protocol.ReqSendMessageV2, Language: LanguageJava, Version: protocol.VersionV5_3_3, Opaque: -7,
 			ExtFields: send.ExtFields(true), Body: bytes.Repeat([]byte{0, 1, 2}, 100)},
-		"pull": {Code: ReqPullMessage, Language: LanguageGo, Version: 317, Opaque: 1 << 30, ExtFields: ExtFields{
+		"pull": {Code: protocol.ReqPullMessage, Language: LanguageGo, Version: 317, Opaque: 1 << 30, ExtFields: ExtFields{
 			"consumerGroup": "g", "topic": "T", "queueId": "1", "queueOffset": "2", "maxMsgNums": "32",
 			"sysFlag": "3", "commitOffset": "1", "suspendTimeoutMillis": "20000", "subscription": "",
 			"subVersion": "0", "expressionType": "TAG", "bname": "broker-a"}},
-		"response": {Code: RespPullNotFound, Language: LanguageGo, Version: DefaultVersion, Opaque: 9,
+		"response": {Code: protocol.RespPullNotFound, Language: LanguageGo, Version: DefaultVersion, Opaque: 9,
 			Flag: FlagResponse, Remark: "OFFSET_OVERFLOW_ONE", ExtFields: ExtFields{"nextBeginOffset": "5",
 				"minOffset": "0", "maxOffset": "5", "suggestWhichBrokerId": "0"}},
-		"oneway-no-ext": {Code: ReqNotifyConsumerIDsChanged, Language: LanguageRust, Version: -1, Flag: FlagOneway},
-		"unicode-remark": {Code: RespSystemError, Flag: FlagResponse, Remark: "tab\there \"q\" \\ é 日本 \U0001F600 \x00\x1f",
+		"oneway-no-ext": {Code: protocol.ReqNotifyConsumerIDsChanged, Language: LanguageRust, Version: -1, Flag: FlagOneway},
+		"unicode-remark": {Code: protocol.RespSystemError, Flag: FlagResponse, Remark: "tab\there \"q\" \\ é 日本 \U0001F600 \x00\x1f",
 			ExtFields: ExtFields{"ключ": "значение", "": "empty key"}},
 	}
 }
@@ -78,7 +80,7 @@ func TestGoldenJSONFrame(t *testing.T) {
 	want = append(want, 0, 0, 0, byte(len(header)))                   // type 0 = JSON, 24-bit header length
 	want = append(want, header...)
 
-	cmd := &Command{Code: ReqGetRouteInfoByTopic, Language: LanguageJava, Version: 453, ExtFields: ExtFields{"topic": "TeZ_Test_Lng"}}
+	cmd := &Command{Code: protocol.ReqGetRouteInfoByTopic, Language: LanguageJava, Version: 453, ExtFields: ExtFields{"topic": "TeZ_Test_Lng"}}
 	got, err := AppendFrame(nil, cmd, SerializeJSON)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +109,7 @@ func TestGoldenBinaryFrame(t *testing.T) {
 		0, 5, 't', 'o', 'p', 'i', 'c',
 		0, 0, 0, 12, 'T', 'e', 'Z', '_', 'T', 'e', 's', 't', '_', 'L', 'n', 'g',
 	}
-	cmd := &Command{Code: ReqGetRouteInfoByTopic, Language: LanguageJava, Version: 453, ExtFields: ExtFields{"topic": "TeZ_Test_Lng"}}
+	cmd := &Command{Code: protocol.ReqGetRouteInfoByTopic, Language: LanguageJava, Version: 453, ExtFields: ExtFields{"topic": "TeZ_Test_Lng"}}
 	got, err := AppendFrame(nil, cmd, SerializeRocketMQ)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // Command is one request or response: the header fields plus the body.
@@ -103,8 +105,8 @@ func (c *Command) Ext() ExtFields {
 func (c *Command) String() string {
 	if c.IsResponse() {
 		return fmt.Sprintf("response{code=%s opaque=%d flag=%d remark=%q ext=%d body=%dB}",
-			ResponseCodeName(c.Code), c.Opaque, c.Flag, c.Remark, len(c.ExtFields), len(c.Body))
+			protocol.ResponseCodeName(c.Code), c.Opaque, c.Flag, c.Remark, len(c.ExtFields), len(c.Body))
 	}
 	return fmt.Sprintf("request{code=%s opaque=%d flag=%d ext=%d body=%dB}",
-		RequestCodeName(c.Code), c.Opaque, c.Flag, len(c.ExtFields), len(c.Body))
+		protocol.RequestCodeName(c.Code), c.Opaque, c.Flag, len(c.ExtFields), len(c.Body))
 }

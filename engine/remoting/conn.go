@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // connOptions are the per-connection limits shared by server and client conns.
@@ -498,7 +500,7 @@ func (c *Conn) runProcessor(p Processor, req *Command) {
 		resp = c.BadRequest(req, err)
 	case err != nil:
 		c.log.Debug("remoting: processor failed", "code", req.Code, "err", err)
-		resp = NewResponse(RespSystemError, err.Error())
+		resp = NewResponse(protocol.RespSystemError, err.Error())
 	case resp == nil:
 		c.release(req)
 		return

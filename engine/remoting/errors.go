@@ -3,6 +3,8 @@ package remoting
 import (
 	"errors"
 	"fmt"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 var (
@@ -62,7 +64,7 @@ type ResponseError struct {
 }
 
 func (e *ResponseError) Error() string {
-	return fmt.Sprintf("remoting: response %s (%d): %s", ResponseCodeName(e.Code), e.Code, e.Remark)
+	return fmt.Sprintf("remoting: response %s (%d): %s", protocol.ResponseCodeName(e.Code), e.Code, e.Remark)
 }
 
 // AsResponseError returns the *ResponseError in err's chain, if any.

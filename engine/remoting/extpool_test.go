@@ -1,6 +1,10 @@
 package remoting
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
+)
 
 // TestReleaseExtFields: a released map comes back empty (never with the
 // previous request's fields), the command forgets it, a nil map is a
@@ -31,7 +35,7 @@ func TestReleaseExtFields(t *testing.T) {
 	// The decoder takes its maps from the pool: a decoded header holds only
 	// its own fields.
 	(&Command{ExtFields: ExtFields{"stale": "1"}}).ReleaseExtFields()
-	req := NewRequest(ReqSendMessageV2, ExtFields{"a": "T"})
+	req := NewRequest(protocol.ReqSendMessageV2, ExtFields{"a": "T"})
 	frame, err := AppendFrame(nil, req, SerializeJSON)
 	if err != nil {
 		t.Fatal(err)

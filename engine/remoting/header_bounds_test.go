@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // within reports whether s's bytes lie inside buf's backing array.
@@ -44,7 +46,7 @@ func TestDecodedStringsDoNotAliasTheFrame(t *testing.T) {
 	for _, st := range headerTypes {
 		for _, pooled := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/pooled=%v", st, pooled), func(t *testing.T) {
-				req := NewRequest(ReqSendMessageV2, ext)
+				req := NewRequest(protocol.ReqSendMessageV2, ext)
 				req.Remark = "a remark of some length"
 				req.Body = bytes.Repeat([]byte("B"), 4096)
 				if pooled { // small enough for the frame pools: read into a recycled buffer
@@ -258,15 +260,15 @@ func TestTooManyExtFieldsAnswered(t *testing.T) {
 	got := readResponses(t, br, nc, 1, 2, 3, 4)
 	remark := fmt.Sprintf("the header has more than %d extFields", MaxExtFields)
 	for _, o := range []int32{1, 2} {
-		if r := got[o]; r.Code != RespSystemError || r.Remark != remark {
-			t.Errorf("opaque %d: %s %q, want SYSTEM_ERROR %q", o, ResponseCodeName(r.Code), r.Remark, remark)
+		if r := got[o]; r.Code != protocol.RespSystemError || r.Remark != remark {
+			t.Errorf("opaque %d: %s %q, want SYSTEM_ERROR %q", o, protocol.ResponseCodeName(r.Code), r.Remark, remark)
 		}
 	}
-	if r := got[3]; r.Code != RespSuccess || r.ExtFields["k"] != "v" || string(r.Body) != "after" {
+	if r := got[3]; r.Code != protocol.RespSuccess || r.ExtFields["k"] != "v" || string(r.Body) != "after" {
 		t.Errorf("the request after them: %+v", r)
 	}
-	if r := got[4]; r.Code != RespSuccess || len(r.ExtFields) != MaxExtFields {
-		t.Errorf("a header at the bound: %s, %d fields", ResponseCodeName(r.Code), len(r.ExtFields))
+	if r := got[4]; r.Code != protocol.RespSuccess || len(r.ExtFields) != MaxExtFields {
+		t.Errorf("a header at the bound: %s, %d fields", protocol.ResponseCodeName(r.Code), len(r.ExtFields))
 	}
 	waitFor(t, "2 bad requests counted", func() bool { return ts.Stats().BadRequests == 2 })
 	if st := ts.Stats(); st.BadInputCloses != 0 || ts.ConnCount() != 1 {

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // frameWithBody is a send request frame whose body is n bytes of fill.
 func frameWithBody(t *testing.T, ext ExtFields, fill byte, n int) []byte {
 	t.Helper()
-	req := NewRequest(ReqSendMessageV2, ext)
+	req := NewRequest(protocol.ReqSendMessageV2, ext)
 	req.Body = bytes.Repeat([]byte{fill}, n)
 	frame, err := AppendFrame(nil, req, SerializeJSON)
 	if err != nil {
@@ -91,12 +93,12 @@ func TestRecycledFrameNotReusedWhileReferenced(t *testing.T) {
 			t.Fatalf("reading and releasing a send request allocates %.1f times, want 1 (the header's strArena chunk)", n)
 		}
 	}
-	plain, err := DecodeHeader(appendJSONHeader(nil, NewRequest(ReqSendMessageV2, ExtFields{"b": "T"})), SerializeJSON)
+	plain, err := DecodeHeader(appendJSONHeader(nil, NewRequest(protocol.ReqSendMessageV2, ExtFields{"b": "T"})), SerializeJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plain.Release()
-	if plain.ExtFields != nil || plain.Code != ReqSendMessageV2 {
+	if plain.ExtFields != nil || plain.Code != protocol.ReqSendMessageV2 {
 		t.Fatalf("Release of a decoded-elsewhere command: %+v", plain)
 	}
 }
@@ -128,9 +130,9 @@ func TestServerRecyclesReleasedRequests(t *testing.T) {
 		ts.RegisterProcessor(codeCheck, ProcessorFunc(func(_ context.Context, c *Conn, req *Command) (*Command, error) {
 			want := bytes.Repeat([]byte(req.ExtFields["fill"]), len(req.Body))
 			ok := req.ExtFields["len"] == fmt.Sprint(len(req.Body)) && bytes.Equal(req.Body, want)
-			resp := NewResponse(RespSuccess, "")
+			resp := NewResponse(protocol.RespSuccess, "")
 			if !ok {
-				resp = NewResponse(RespSystemError, "body does not match its header")
+				resp = NewResponse(protocol.RespSystemError, "body does not match its header")
 			}
 			if err := c.Reply(req, resp); err != nil {
 				return nil, err
@@ -152,7 +154,7 @@ func TestServerRecyclesReleasedRequests(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10e9)
 				resp, err := cl.InvokeSync(ctx, ts.Addr(), req)
 				cancel()
-				if err != nil || resp.Code != RespSuccess {
+				if err != nil || resp.Code != protocol.RespSuccess {
 					t.Errorf("request %d/%d of %d bytes: %v %v", w, i, n, resp, err)
 					return
 				}

@@ -6,12 +6,14 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // sendFrame is a SEND_MESSAGE_V2 frame with every header field and a body.
 func sendFrame(t *testing.T, ext ExtFields) []byte {
 	t.Helper()
-	req := NewRequest(ReqSendMessageV2, ext)
+	req := NewRequest(protocol.ReqSendMessageV2, ext)
 	req.Body = bytes.Repeat([]byte("b"), 1024)
 	frame, err := AppendFrame(nil, req, SerializeJSON)
 	if err != nil {
@@ -107,8 +109,8 @@ func TestReleasedRequestKeepsDecodedValues(t *testing.T) {
 // nothing left of its previous use.
 func TestResetResponse(t *testing.T) {
 	c := &Command{Code: 9, Opaque: 77, Flag: FlagOneway, Remark: "old", ExtFields: ExtFields{"k": "v"}, Body: []byte("x")}
-	c.ResetResponse(RespSystemBusy, "busy")
-	want := NewResponse(RespSystemBusy, "busy")
+	c.ResetResponse(protocol.RespSystemBusy, "busy")
+	want := NewResponse(protocol.RespSystemBusy, "busy")
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("reset response %+v, want %+v", c, want)
 	}
@@ -151,9 +153,9 @@ func TestEscapedValuesShareTheHeaderChunk(t *testing.T) {
 // values share one chunk of its strArena: a send header with its dozen
 // values costs what a header with one value does.
 func TestBinaryHeaderOneChunk(t *testing.T) {
-	full := NewRequest(ReqSendMessageV2, fullSendHeader())
+	full := NewRequest(protocol.ReqSendMessageV2, fullSendHeader())
 	full.Remark = "r"
-	one := NewRequest(ReqSendMessageV2, ExtFields{"b": "TopicA"})
+	one := NewRequest(protocol.ReqSendMessageV2, ExtFields{"b": "TopicA"})
 	encode := func(c *Command) []byte {
 		b, err := appendBinaryHeader(nil, c)
 		if err != nil {

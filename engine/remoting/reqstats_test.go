@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // latencyOf returns the histogram of (code, resp), waiting (bounded) until
@@ -46,24 +48,24 @@ func TestRequestStats(t *testing.T) {
 			req.Timings.LockWait = int64(2 * time.Microsecond)
 			req.Timings.LockHold = int64(40 * time.Microsecond)
 			req.Timings.FlushWait = int64(4 * time.Millisecond)
-			return NewResponse(RespSuccess, ""), nil
+			return NewResponse(protocol.RespSuccess, ""), nil
 		}), nil)
 	})
 	cl := newTestClient(t, nil)
 	const n = 40
 	for range n {
-		if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != RespSuccess {
+		if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != protocol.RespSuccess {
 			t.Fatalf("echo: %+v", resp)
 		}
 	}
-	if resp := invoke(t, cl, ts.Addr(), NewRequest(9999, nil)); resp.Code != RespRequestCodeNotSupported {
+	if resp := invoke(t, cl, ts.Addr(), NewRequest(9999, nil)); resp.Code != protocol.RespRequestCodeNotSupported {
 		t.Fatalf("unknown code: %+v", resp)
 	}
-	echo := latencyOf(t, rs, codeEcho, RespSuccess, n)
+	echo := latencyOf(t, rs, codeEcho, protocol.RespSuccess, n)
 	if echo.Count != n || bucketTotal(echo.LatencyHist) != n || echo.Sum <= 0 {
 		t.Fatalf("echo histogram: %+v", echo)
 	}
-	latencyOf(t, rs, 9999, RespRequestCodeNotSupported, 1)
+	latencyOf(t, rs, 9999, protocol.RespRequestCodeNotSupported, 1)
 
 	// A parked request answered 30 ms later is timed to its answer.
 	const hold = 30 * time.Millisecond
@@ -71,11 +73,11 @@ func TestRequestStats(t *testing.T) {
 	go func() { done <- invoke(t, cl, ts.Addr(), NewRequest(codePark, nil)) }()
 	p := <-ts.parked
 	time.Sleep(hold)
-	if err := p.conn.Reply(p.req, NewResponse(RespSystemBusy, "later")); err != nil {
+	if err := p.conn.Reply(p.req, NewResponse(protocol.RespSystemBusy, "later")); err != nil {
 		t.Fatal(err)
 	}
 	<-done
-	parked := latencyOf(t, rs, codePark, RespSystemBusy, 1)
+	parked := latencyOf(t, rs, codePark, protocol.RespSystemBusy, 1)
 	if parked.Sum < hold {
 		t.Fatalf("parked request timed %v, answered after %v", parked.Sum, hold)
 	}
@@ -89,7 +91,7 @@ func TestRequestStats(t *testing.T) {
 		t.Fatalf("store stages without a stamping processor: %+v", st)
 	}
 	invoke(t, cl, ts.Addr(), NewRequest(codeStamp, nil))
-	latencyOf(t, rs, codeStamp, RespSuccess, 1)
+	latencyOf(t, rs, codeStamp, protocol.RespSuccess, 1)
 	st := rs.StoreStages()
 	for name, c := range map[string]struct {
 		h    LatencyHist
@@ -149,7 +151,7 @@ func TestRequestStatsConcurrentSnapshots(t *testing.T) {
 	if <-scraped == 0 {
 		t.Fatal("no snapshot was taken")
 	}
-	l := latencyOf(t, rs, codeEcho, RespSuccess, senders*each)
+	l := latencyOf(t, rs, codeEcho, protocol.RespSuccess, senders*each)
 	if l.Count != senders*each || bucketTotal(l.LatencyHist) != senders*each {
 		t.Fatalf("after the load: %+v", l)
 	}
@@ -159,7 +161,7 @@ func TestRequestStatsConcurrentSnapshots(t *testing.T) {
 // (parallel: the hot pairs are shared by every connection's writer).
 func BenchmarkRequestStatsObserve(b *testing.B) {
 	rs := NewRequestStats()
-	o := Observation{Code: ReqSendMessageV2, RespCode: RespSuccess,
+	o := Observation{Code: protocol.ReqSendMessageV2, RespCode: protocol.RespSuccess,
 		Timings: Timings{FrameStart: 1, Written: 1 + int64(300*time.Microsecond), LockHold: 2000}}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // ServerConfig configures a Server. Zero limits mean "no limit".
@@ -132,7 +134,7 @@ func (s *Server) OnewayRejected() uint64 { return s.onewayDropped.Load() }
 func notSupported(_ context.Context, c *Conn, req *Command) (*Command, error) {
 	remark := fmt.Sprintf("request type %d not supported", req.Code)
 	c.noteBadRequest(req, errors.New(remark))
-	return NewResponse(RespRequestCodeNotSupported, remark), nil
+	return NewResponse(protocol.RespRequestCodeNotSupported, remark), nil
 }
 
 // NotSupported is the processor of codes without one: REQUEST_CODE_NOT_SUPPORTED,
@@ -279,13 +281,13 @@ func (s *Server) serve(nc net.Conn) {
 // dispatch runs on the connection's read goroutine: admit, then queue.
 func (s *Server) dispatch(c *Conn, req *Command) {
 	if !s.active.add() {
-		c.reject(req, RespSystemBusy, RemarkShuttingDown)
+		c.reject(req, protocol.RespSystemBusy, RemarkShuttingDown)
 		return
 	}
 	if !c.acquire(req, s.activeDone) {
 		s.active.done()
 		c.log.Debug("remoting: too many requests in flight", "code", req.Code, "max", s.cfg.MaxInFlightPerConn)
-		c.reject(req, RespSystemBusy, RemarkTooManyRequests)
+		c.reject(req, protocol.RespSystemBusy, RemarkTooManyRequests)
 		return
 	}
 	entry, ok := s.processors[req.Code]
@@ -295,7 +297,7 @@ func (s *Server) dispatch(c *Conn, req *Command) {
 	if !entry.exec.submit(execTask{conn: c, proc: entry.proc, req: req}) {
 		c.release(req)
 		c.log.Debug("remoting: executor full", "executor", entry.exec.name, "code", req.Code)
-		c.reject(req, RespSystemBusy, RemarkOverload)
+		c.reject(req, protocol.RespSystemBusy, RemarkOverload)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // Test-only request codes.
@@ -68,7 +70,7 @@ type testServer struct {
 }
 
 func echo(_ context.Context, _ *Conn, req *Command) (*Command, error) {
-	resp := NewResponse(RespSuccess, "")
+	resp := NewResponse(protocol.RespSuccess, "")
 	resp.ExtFields = req.ExtFields
 	resp.Body = req.Body
 	return resp, nil
@@ -142,11 +144,11 @@ func TestEchoAndUnknownCode(t *testing.T) {
 	ts := startTestServer(t, nil, nil)
 	cl := newTestClient(t, nil)
 	resp := invoke(t, cl, ts.Addr(), &Command{Code: codeEcho, ExtFields: ExtFields{"k": "v"}, Body: []byte("body")})
-	if resp.Code != RespSuccess || !resp.IsResponse() || resp.ExtFields["k"] != "v" || string(resp.Body) != "body" {
+	if resp.Code != protocol.RespSuccess || !resp.IsResponse() || resp.ExtFields["k"] != "v" || string(resp.Body) != "body" {
 		t.Fatalf("echo: %+v", resp)
 	}
 	resp = invoke(t, cl, ts.Addr(), NewRequest(12345, nil))
-	if resp.Code != RespRequestCodeNotSupported || !strings.Contains(resp.Remark, "12345") {
+	if resp.Code != protocol.RespRequestCodeNotSupported || !strings.Contains(resp.Remark, "12345") {
 		t.Fatalf("unknown code: %+v", resp)
 	}
 	// Connection reuse: both calls went over one connection.
@@ -157,27 +159,27 @@ func TestEchoAndUnknownCode(t *testing.T) {
 
 func TestProcessorErrorsBecomeSystemError(t *testing.T) {
 	ts := startTestServer(t, nil, func(ts *testServer) {
-		ts.RegisterProcessor(ReqPullMessage, ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
+		ts.RegisterProcessor(protocol.ReqPullMessage, ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
 			if _, err := req.ExtFields.Int64("queueOffset"); err != nil {
 				return nil, err
 			}
-			return NewResponse(RespSuccess, ""), nil
+			return NewResponse(protocol.RespSuccess, ""), nil
 		}), nil)
 		ts.RegisterProcessor(7777, ProcessorFunc(func(context.Context, *Conn, *Command) (*Command, error) {
 			panic("boom")
 		}), nil)
 	})
 	cl := newTestClient(t, nil)
-	resp := invoke(t, cl, ts.Addr(), NewRequest(ReqPullMessage, ExtFields{"queueOffset": "x1"}))
-	if resp.Code != RespSystemError || !strings.Contains(resp.Remark, "queueOffset") {
+	resp := invoke(t, cl, ts.Addr(), NewRequest(protocol.ReqPullMessage, ExtFields{"queueOffset": "x1"}))
+	if resp.Code != protocol.RespSystemError || !strings.Contains(resp.Remark, "queueOffset") {
 		t.Fatalf("malformed field: %+v", resp)
 	}
 	resp = invoke(t, cl, ts.Addr(), NewRequest(7777, nil))
-	if resp.Code != RespSystemError || !strings.Contains(resp.Remark, "panicked") {
+	if resp.Code != protocol.RespSystemError || !strings.Contains(resp.Remark, "panicked") {
 		t.Fatalf("panic: %+v", resp)
 	}
 	// The connection survived both.
-	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != RespSuccess {
+	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != protocol.RespSuccess {
 		t.Fatalf("after errors: %+v", resp)
 	}
 }
@@ -207,7 +209,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 	ts := startTestServer(t, func(c *ServerConfig) { c.MaxFrameBytes = 1024; c.BadInputLogInterval = time.Hour }, nil)
 	cl := newTestClient(t, nil)
 	good := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)) // opened before the bad input
-	if good.Code != RespSuccess {
+	if good.Code != protocol.RespSuccess {
 		t.Fatal(good)
 	}
 	bigJSON := append([]byte(`{"code":9001,"remark":"`), bytes.Repeat([]byte("x"), 2000)...)
@@ -236,7 +238,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 			}
 			expectClosed(t, nc)
 			// The earlier connection and new ones are still served.
-			if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != RespSuccess {
+			if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != protocol.RespSuccess {
 				t.Fatalf("other connection: %+v", r)
 			}
 		})
@@ -303,9 +305,9 @@ func TestConcurrentRequestsOutOfOrder(t *testing.T) {
 func TestOnewayGetsNoResponse(t *testing.T) {
 	got := make(chan *Command, 1)
 	ts := startTestServer(t, nil, func(ts *testServer) {
-		ts.RegisterProcessor(ReqUpdateConsumerOffset, ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
+		ts.RegisterProcessor(protocol.ReqUpdateConsumerOffset, ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
 			got <- req
-			return NewResponse(RespSuccess, "must not be sent"), nil
+			return NewResponse(protocol.RespSuccess, "must not be sent"), nil
 		}), nil)
 	})
 	nc, err := net.Dial("tcp", ts.Addr())
@@ -313,7 +315,7 @@ func TestOnewayGetsNoResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	oneway := NewRequest(ReqUpdateConsumerOffset, ExtFields{"commitOffset": "5"})
+	oneway := NewRequest(protocol.ReqUpdateConsumerOffset, ExtFields{"commitOffset": "5"})
 	oneway.MarkOneway()
 	echoReq := NewRequest(codeEcho, nil)
 	for _, c := range []*Command{oneway, echoReq} {
@@ -341,35 +343,35 @@ func TestServerPushToClient(t *testing.T) {
 	notified := make(chan *Command, 1)
 	clientProc := ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
 		switch req.Code {
-		case ReqNotifyConsumerIDsChanged:
+		case protocol.ReqNotifyConsumerIDsChanged:
 			notified <- req
 			return nil, nil // the Go client answers nothing
-		case ReqGetConsumerRunningInfo:
-			r := NewResponse(RespSuccess, "")
+		case protocol.ReqGetConsumerRunningInfo:
+			r := NewResponse(protocol.RespSuccess, "")
 			r.Body = []byte(`{"running":true}`)
 			return r, nil
 		}
 		return nil, errors.New("unexpected push")
 	})
 	ts := startTestServer(t, nil, func(ts *testServer) {
-		ts.RegisterProcessor(ReqHeartBeat, ProcessorFunc(func(ctx context.Context, c *Conn, req *Command) (*Command, error) {
-			if err := c.Send(NewRequest(ReqNotifyConsumerIDsChanged, ExtFields{"consumerGroup": "g"})); err != nil {
+		ts.RegisterProcessor(protocol.ReqHeartBeat, ProcessorFunc(func(ctx context.Context, c *Conn, req *Command) (*Command, error) {
+			if err := c.Send(NewRequest(protocol.ReqNotifyConsumerIDsChanged, ExtFields{"consumerGroup": "g"})); err != nil {
 				return nil, err
 			}
 			ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			info, err := c.Invoke(ictx, NewRequest(ReqGetConsumerRunningInfo, ExtFields{"consumerGroup": "g"}))
+			info, err := c.Invoke(ictx, NewRequest(protocol.ReqGetConsumerRunningInfo, ExtFields{"consumerGroup": "g"}))
 			if err != nil {
 				return nil, err
 			}
-			resp := NewResponse(RespSuccess, "")
+			resp := NewResponse(protocol.RespSuccess, "")
 			resp.Body = info.Body
 			return resp, nil
 		}), nil)
 	})
 	cl := newTestClient(t, clientProc)
-	resp := invoke(t, cl, ts.Addr(), NewRequest(ReqHeartBeat, nil))
-	if resp.Code != RespSuccess || string(resp.Body) != `{"running":true}` {
+	resp := invoke(t, cl, ts.Addr(), NewRequest(protocol.ReqHeartBeat, nil))
+	if resp.Code != protocol.RespSuccess || string(resp.Body) != `{"running":true}` {
 		t.Fatalf("heartbeat: %+v", resp)
 	}
 	if n := <-notified; !n.IsOneway() || n.ExtFields["consumerGroup"] != "g" {
@@ -393,19 +395,19 @@ func TestAsyncReply(t *testing.T) {
 	}
 	p := <-ts.parked
 	// Something else can be served on the connection while the request is parked.
-	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != RespSuccess {
+	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != protocol.RespSuccess {
 		t.Fatal(r)
 	}
-	resp := NewResponse(RespPullNotFound, "")
+	resp := NewResponse(protocol.RespPullNotFound, "")
 	resp.Ext().SetInt64("nextBeginOffset", 42)
 	if err := p.conn.Reply(p.req, resp); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.conn.Reply(p.req, NewResponse(RespSuccess, "")); !errors.Is(err, ErrAlreadyReplied) {
+	if err := p.conn.Reply(p.req, NewResponse(protocol.RespSuccess, "")); !errors.Is(err, ErrAlreadyReplied) {
 		t.Fatalf("second reply: %v", err)
 	}
 	got := <-done
-	if got.Code != RespPullNotFound || got.ExtFields["nextBeginOffset"] != "42" {
+	if got.Code != protocol.RespPullNotFound || got.ExtFields["nextBeginOffset"] != "42" {
 		t.Fatalf("async reply: %+v", got)
 	}
 }
@@ -437,7 +439,7 @@ func TestExecutorSaturationAnswersSystemBusy(t *testing.T) {
 	// One connection dispatches in arrival order: "queued" fills the queue, so
 	// this one finds worker and queue full.
 	busy := invoke(t, cl, ts.Addr(), NewRequest(codeBlock, ExtFields{"id": "rejected"}))
-	if busy.Code != RespSystemBusy {
+	if busy.Code != protocol.RespSystemBusy {
 		t.Fatalf("third request: %+v", busy)
 	}
 	if busy.Remark != RemarkOverload {
@@ -445,7 +447,7 @@ func TestExecutorSaturationAnswersSystemBusy(t *testing.T) {
 	}
 	close(ts.gate)
 	for range 2 {
-		if r := <-results; r.Code != RespSuccess {
+		if r := <-results; r.Code != protocol.RespSuccess {
 			t.Fatalf("after release: %+v", r)
 		}
 	}
@@ -468,16 +470,16 @@ func TestInFlightLimit(t *testing.T) {
 	}
 	p1, p2 := <-ts.parked, <-ts.parked
 	resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil))
-	if resp.Code != RespSystemBusy || resp.Remark != RemarkTooManyRequests {
+	if resp.Code != protocol.RespSystemBusy || resp.Remark != RemarkTooManyRequests {
 		t.Fatalf("third request: %+v", resp)
 	}
 	for _, p := range []parked{p1, p2} {
-		if err := p.conn.Reply(p.req, NewResponse(RespSuccess, "")); err != nil {
+		if err := p.conn.Reply(p.req, NewResponse(protocol.RespSuccess, "")); err != nil {
 			t.Fatal(err)
 		}
 		<-answers
 	}
-	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != RespSuccess {
+	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != protocol.RespSuccess {
 		t.Fatalf("after replies: %+v", resp)
 	}
 }
@@ -503,14 +505,14 @@ func TestInFlightSlotFreeOnceAnswered(t *testing.T) {
 	unhold := func() { once.Do(func() { close(hold) }) }
 	defer unhold()
 	cl := newTestClient(t, nil)
-	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != RespSuccess {
-		t.Fatalf("first request: %s %q", ResponseCodeName(resp.Code), resp.Remark)
+	if resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); resp.Code != protocol.RespSuccess {
+		t.Fatalf("first request: %s %q", protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 	<-held
 	resp := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil))
 	unhold()
-	if resp.Code != RespSuccess {
-		t.Fatalf("request sent after the answer arrived: %s %q, want SUCCESS", ResponseCodeName(resp.Code), resp.Remark)
+	if resp.Code != protocol.RespSuccess {
+		t.Fatalf("request sent after the answer arrived: %s %q, want SUCCESS", protocol.ResponseCodeName(resp.Code), resp.Remark)
 	}
 }
 
@@ -529,7 +531,7 @@ func TestMaxConns(t *testing.T) {
 	}
 	cl.CloseConn(ts.Addr())
 	waitFor(t, "server to drop the closed connection", func() bool { return ts.ConnCount() == 0 })
-	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != RespSuccess {
+	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != protocol.RespSuccess {
 		t.Fatalf("after a slot freed: %+v", r)
 	}
 }
@@ -563,10 +565,10 @@ func TestTimeoutCleansPending(t *testing.T) {
 	}
 	// A late reply to a timed-out call is dropped; the connection keeps working.
 	p := <-ts.parked
-	if err := p.conn.Reply(p.req, NewResponse(RespSuccess, "late")); err != nil {
+	if err := p.conn.Reply(p.req, NewResponse(protocol.RespSuccess, "late")); err != nil {
 		t.Fatal(err)
 	}
-	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != RespSuccess || r.Remark != "" {
+	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != protocol.RespSuccess || r.Remark != "" {
 		t.Fatalf("after late reply: %+v", r)
 	}
 }
@@ -603,12 +605,12 @@ func TestConnCloseFailsPendingAndRunsHooks(t *testing.T) {
 	if addr := <-closed; addr.String() != conn.LocalAddr().String() {
 		t.Fatalf("hook saw %v, want %v", addr, conn.LocalAddr())
 	}
-	if err := p.conn.Reply(p.req, NewResponse(RespSuccess, "")); !errors.Is(err, ErrConnClosed) {
+	if err := p.conn.Reply(p.req, NewResponse(protocol.RespSuccess, "")); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("reply on closed conn: %v", err)
 	}
 	<-conn.Done()
 	// The client redials on the next call.
-	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != RespSuccess {
+	if r := invoke(t, cl, ts.Addr(), NewRequest(codeEcho, nil)); r.Code != protocol.RespSuccess {
 		t.Fatal(r)
 	}
 }
@@ -625,11 +627,11 @@ func TestBinaryResponses(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	ts := startTestServer(t, nil, func(ts *testServer) {
 		// A long-poll handler that answers when its context ends.
-		ts.RegisterProcessor(ReqPullMessage, ProcessorFunc(func(ctx context.Context, c *Conn, req *Command) (*Command, error) {
+		ts.RegisterProcessor(protocol.ReqPullMessage, ProcessorFunc(func(ctx context.Context, c *Conn, req *Command) (*Command, error) {
 			ts.entered <- "pull"
 			go func() {
 				<-ctx.Done()
-				_ = c.Reply(req, NewResponse(RespPullNotFound, "shutdown"))
+				_ = c.Reply(req, NewResponse(protocol.RespPullNotFound, "shutdown"))
 			}()
 			return nil, ErrReplyLater
 		}), nil)
@@ -637,7 +639,7 @@ func TestShutdown(t *testing.T) {
 	cl := newTestClient(t, nil)
 	pull := make(chan *Command, 1)
 	go func() {
-		resp, err := cl.InvokeSync(context.Background(), ts.Addr(), NewRequest(ReqPullMessage, nil))
+		resp, err := cl.InvokeSync(context.Background(), ts.Addr(), NewRequest(protocol.ReqPullMessage, nil))
 		if err != nil {
 			t.Error(err)
 		}
@@ -649,7 +651,7 @@ func TestShutdown(t *testing.T) {
 	if err := ts.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-pull; r == nil || r.Code != RespPullNotFound {
+	if r := <-pull; r == nil || r.Code != protocol.RespPullNotFound {
 		t.Fatalf("parked pull: %+v", r)
 	}
 	if _, err := net.Dial("tcp", ts.Addr()); err == nil {
@@ -702,7 +704,7 @@ func TestClientClose(t *testing.T) {
 func TestClientDialCoalescingAndOneway(t *testing.T) {
 	got := make(chan *Command, 1)
 	ts := startTestServer(t, nil, func(ts *testServer) {
-		ts.RegisterProcessor(ReqUpdateConsumerOffset, ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
+		ts.RegisterProcessor(protocol.ReqUpdateConsumerOffset, ProcessorFunc(func(_ context.Context, _ *Conn, req *Command) (*Command, error) {
 			got <- req
 			return nil, nil
 		}), nil)
@@ -727,7 +729,7 @@ func TestClientDialCoalescingAndOneway(t *testing.T) {
 	if n := ts.ConnCount(); n != 1 {
 		t.Fatalf("%d connections for concurrent first calls, want 1", n)
 	}
-	if err := cl.InvokeOneway(context.Background(), ts.Addr(), NewRequest(ReqUpdateConsumerOffset, ExtFields{"commitOffset": "9"})); err != nil {
+	if err := cl.InvokeOneway(context.Background(), ts.Addr(), NewRequest(protocol.ReqUpdateConsumerOffset, ExtFields{"commitOffset": "9"})); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-got; !r.IsOneway() || r.SerializeType != SerializeRocketMQ || r.ExtFields["commitOffset"] != "9" {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // writeStampTolerance bounds how long after the client read a reply its
@@ -41,9 +43,9 @@ func TestObserverSeesEveryAnsweredRequestWithOrderedTimings(t *testing.T) {
 	processed := make(chan struct{}, 1)
 	ts := startTestServer(t, nil, func(ts *testServer) {
 		ts.AddObserver(rec)
-		ts.RegisterProcessor(ReqUpdateConsumerOffset, ProcessorFunc(func(context.Context, *Conn, *Command) (*Command, error) {
+		ts.RegisterProcessor(protocol.ReqUpdateConsumerOffset, ProcessorFunc(func(context.Context, *Conn, *Command) (*Command, error) {
 			processed <- struct{}{}
-			return NewResponse(RespSuccess, ""), nil
+			return NewResponse(protocol.RespSuccess, ""), nil
 		}), nil)
 	})
 	cl := newTestClient(t, nil)
@@ -58,7 +60,7 @@ func TestObserverSeesEveryAnsweredRequestWithOrderedTimings(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := cl.InvokeOneway(ctx, ts.Addr(), NewRequest(ReqUpdateConsumerOffset, nil)); err != nil {
+	if err := cl.InvokeOneway(ctx, ts.Addr(), NewRequest(protocol.ReqUpdateConsumerOffset, nil)); err != nil {
 		t.Fatal(err)
 	}
 	<-processed
@@ -70,7 +72,7 @@ func TestObserverSeesEveryAnsweredRequestWithOrderedTimings(t *testing.T) {
 		t.Fatalf("%d observations, want %d (the oneway must not be observed)", len(obs), n+1)
 	}
 	for i, o := range obs {
-		if o.Code != codeEcho || o.RespCode != RespSuccess {
+		if o.Code != codeEcho || o.RespCode != protocol.RespSuccess {
 			t.Fatalf("observation %d: code %d resp %d", i, o.Code, o.RespCode)
 		}
 		tm := o.Timings

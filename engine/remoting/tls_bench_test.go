@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // BenchmarkInvokeTLS is BenchmarkInvoke with the port in each TLS mode and
@@ -47,7 +49,7 @@ func BenchmarkInvokeTLS(b *testing.B) {
 						ctx := context.Background()
 						for pb.Next() {
 							resp, err := cl.InvokeSync(ctx, srv.Addr(), &Command{Code: codeEcho, Body: body})
-							if err != nil || resp.Code != RespSuccess {
+							if err != nil || resp.Code != protocol.RespSuccess {
 								b.Fatal(resp, err)
 							}
 						}

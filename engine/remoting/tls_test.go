@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting/tlstest"
 )
 
@@ -21,7 +22,7 @@ import (
 const codeWhoAmI int32 = 9010
 
 func whoAmI(_ context.Context, c *Conn, _ *Command) (*Command, error) {
-	resp := NewResponse(RespSuccess, "")
+	resp := NewResponse(protocol.RespSuccess, "")
 	resp.ExtFields = ExtFields{"tls": "false"}
 	if tc, ok := c.nc.(*tlsConn); ok {
 		resp.ExtFields["tls"] = "true"

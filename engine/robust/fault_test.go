@@ -15,6 +15,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/engine/vfs"
@@ -99,7 +100,7 @@ func TestBrokerFaultFlushError(t *testing.T) {
 			for i := 0; i < 20; i++ {
 				body := []byte(fmt.Sprintf("before-%d", i))
 				resp := e.send("FAULT", int32(i%2), "", body)
-				wantCode(t, "send before the fault", resp, remoting.RespSuccess)
+				wantCode(t, "send before the fault", resp, protocol.RespSuccess)
 				acked.add(t, resp, body)
 			}
 			op := vfs.OpSync
@@ -108,19 +109,19 @@ func TestBrokerFaultFlushError(t *testing.T) {
 			}
 			inj.Add(faultfs.Rule{Op: op, PathContains: segmentsOf(e), Err: syscall.EIO})
 			resp := e.send("FAULT", 0, "", []byte("meets the fault"))
-			wantCode(t, "send meeting a failed flush", resp, remoting.RespServiceNotAvailable)
+			wantCode(t, "send meeting a failed flush", resp, protocol.RespServiceNotAvailable)
 			if !strings.Contains(resp.Remark, "input/output error") {
 				t.Fatalf("remark %q does not name the I/O error", resp.Remark)
 			}
 			inj.Clear()
-			wantCode(t, "send after the fault cleared (sticky)", e.send("FAULT", 1, "", []byte("x")), remoting.RespServiceNotAvailable)
+			wantCode(t, "send after the fault cleared (sticky)", e.send("FAULT", 1, "", []byte("x")), protocol.RespServiceNotAvailable)
 			acked.check(t, e, "FAULT")
 
 			_ = e.stop() // the store's close reports the sticky error
 			e.start()
 			acked.check(t, e, "FAULT")
 			resp = e.send("FAULT", 0, "", []byte("after restart"))
-			wantCode(t, "send after the restart", resp, remoting.RespSuccess)
+			wantCode(t, "send after the restart", resp, protocol.RespSuccess)
 		})
 	}
 }
@@ -137,19 +138,19 @@ func TestBrokerFaultSegmentCreation(t *testing.T) {
 	var resp *remoting.Command
 	for i := 0; i < 200; i++ {
 		resp = e.send("FAULT", 0, "", body)
-		if resp.Code != remoting.RespSuccess {
+		if resp.Code != protocol.RespSuccess {
 			break
 		}
 		acked.add(t, resp, body)
 	}
-	wantCode(t, "send needing a new segment on a full disk", resp, remoting.RespSystemError)
+	wantCode(t, "send needing a new segment on a full disk", resp, protocol.RespSystemError)
 	if !strings.Contains(resp.Remark, "CREATE_MAPPED_FILE_FAILED") || !strings.Contains(resp.Remark, "no space left") {
 		t.Fatalf("remark %q", resp.Remark)
 	}
 	acked.check(t, e, "FAULT")
 	inj.Clear()
 	resp = e.send("FAULT", 0, "", body)
-	wantCode(t, "send once space returned", resp, remoting.RespSuccess)
+	wantCode(t, "send once space returned", resp, protocol.RespSuccess)
 	acked.add(t, resp, body)
 	acked.check(t, e, "FAULT")
 }
@@ -169,7 +170,7 @@ func TestBrokerFaultDiskFull(t *testing.T) {
 	}
 	acked := ackedSet{}
 	resp := e.send("FAULT", 0, "", []byte("before"))
-	wantCode(t, "send", resp, remoting.RespSuccess)
+	wantCode(t, "send", resp, protocol.RespSuccess)
 	acked.add(t, resp, []byte("before"))
 	usage.Store(math.Float64bits(0.95))
 	if rep, err := st.CleanOnce(time.Now()); err != nil || !rep.DiskFull {
@@ -177,7 +178,7 @@ func TestBrokerFaultDiskFull(t *testing.T) {
 	}
 	end := st.CommitLog().MaxOffset()
 	resp = e.send("FAULT", 0, "", []byte("refused"))
-	wantCode(t, "send on a full disk", resp, remoting.RespServiceNotAvailable)
+	wantCode(t, "send on a full disk", resp, protocol.RespServiceNotAvailable)
 	if !strings.Contains(resp.Remark, "disk full") {
 		t.Fatalf("remark %q does not say the disk is full", resp.Remark)
 	}
@@ -190,7 +191,7 @@ func TestBrokerFaultDiskFull(t *testing.T) {
 		t.Fatalf("still full at 85 %%")
 	}
 	resp = e.send("FAULT", 0, "", []byte("after"))
-	wantCode(t, "send after space returned", resp, remoting.RespSuccess)
+	wantCode(t, "send after space returned", resp, protocol.RespSuccess)
 	acked.add(t, resp, []byte("after"))
 	acked.check(t, e, "FAULT")
 }
@@ -205,10 +206,10 @@ func TestBrokerFaultSlowFlush(t *testing.T) {
 		// flush stays well under the timeout, the injected one well over.
 		s.CommitLog.Flush.SyncFlushTimeout = time.Second
 	})
-	wantCode(t, "send", e.send("FAULT", 0, "", []byte("warm")), remoting.RespSuccess)
+	wantCode(t, "send", e.send("FAULT", 0, "", []byte("warm")), protocol.RespSuccess)
 	id := inj.Add(faultfs.Rule{Op: vfs.OpSync, PathContains: segmentsOf(e), Delay: 3 * time.Second})
 	resp := e.send("FAULT", 0, "", []byte("slow"))
-	wantCode(t, "send behind a slow flush", resp, remoting.RespFlushDiskTimeout)
+	wantCode(t, "send behind a slow flush", resp, protocol.RespFlushDiskTimeout)
 	if resp.ExtFields["msgId"] == "" {
 		t.Fatalf("FLUSH_DISK_TIMEOUT without msgId: %v", resp.ExtFields)
 	}

@@ -149,13 +149,13 @@ var fuzzSeeds = map[string][]fuzzSeed{
 	},
 	"FuzzPullMessage": {
 		{ext: formatExt(pullExt("cg", "FUZZ", 0, 0, 32, 0, 0))},
-		{ext: formatExt(pullExt("cg", "FUZZ", 0, 0, 32, remoting.PullFlagSuspend|remoting.PullFlagCommitOffset, 50))},
+		{ext: formatExt(pullExt("cg", "FUZZ", 0, 0, 32, protocol.PullFlagSuspend|protocol.PullFlagCommitOffset, 50))},
 		{ext: formatExt(pullExt("cg", "FUZZ", 0, -5, 32, 0, 0))},
 		{ext: formatExt(pullExt("cg", "FUZZ", 0, 1<<62, 32, 0, 0))},
 		{ext: formatExt(pullExt("cg", "FUZZ", -1, 0, -7, 0, 0))},
 		{ext: formatExt(pullExt("cg", "NOPE", 3, 0, 0, 0, 0))},
-		{ext: with(formatExt(pullExt("cg", "FUZZ", 0, 0, 32, remoting.PullFlagSubscription, 0)), "subscription", "a || b || ")},
-		{ext: with(formatExt(pullExt("cg", "FUZZ", 0, 0, 32, remoting.PullFlagSubscription, 0)), "expressionType", "SQL92")},
+		{ext: with(formatExt(pullExt("cg", "FUZZ", 0, 0, 32, protocol.PullFlagSubscription, 0)), "subscription", "a || b || ")},
+		{ext: with(formatExt(pullExt("cg", "FUZZ", 0, 0, 32, protocol.PullFlagSubscription, 0)), "expressionType", "SQL92")},
 		{ext: without(formatExt(pullExt("cg", "FUZZ", 0, 0, 32, 0, 0)), "queueOffset")},
 		{ext: with(formatExt(pullExt("cg", "FUZZ", 0, 0, 32, 0, 0)), "maxMsgNums", "lots")},
 	},
@@ -210,7 +210,7 @@ type fuzzEnv struct {
 var knownResponseCodes = func() map[int32]bool {
 	m := map[int32]bool{}
 	for c := int32(0); c < 2000; c++ {
-		if name := remoting.ResponseCodeName(c); name != strconv.Itoa(int(c)) {
+		if name := protocol.ResponseCodeName(c); name != strconv.Itoa(int(c)) {
 			m[c] = true
 		}
 	}
@@ -222,7 +222,7 @@ var knownResponseCodes = func() map[int32]bool {
 func newFuzzEnv(f *testing.F) *fuzzEnv {
 	e := startBroker(f, nil)
 	e.createTopic("FUZZ", 4)
-	wantCode(f, "seed message", e.send("FUZZ", 0, "", []byte("first")), remoting.RespSuccess)
+	wantCode(f, "seed message", e.send("FUZZ", 0, "", []byte("first")), protocol.RespSuccess)
 	return &fuzzEnv{e: e}
 }
 
@@ -235,16 +235,16 @@ func (fe *fuzzEnv) check(t *testing.T, code int32, ext remoting.ExtFields, body 
 		return nil // our client will not put it on the wire
 	}
 	if err != nil {
-		t.Fatalf("%s %v: no answer: %v", remoting.RequestCodeName(code), ext, err)
+		t.Fatalf("%s %v: no answer: %v", protocol.RequestCodeName(code), ext, err)
 	}
 	if strings.Contains(resp.Remark, "panicked") {
-		t.Fatalf("%s %v: processor panicked: %s", remoting.RequestCodeName(code), ext, resp.Remark)
+		t.Fatalf("%s %v: processor panicked: %s", protocol.RequestCodeName(code), ext, resp.Remark)
 	}
 	if !knownResponseCodes[resp.Code] {
-		t.Fatalf("%s %v: unknown response code %d (%q)", remoting.RequestCodeName(code), ext, resp.Code, resp.Remark)
+		t.Fatalf("%s %v: unknown response code %d (%q)", protocol.RequestCodeName(code), ext, resp.Code, resp.Remark)
 	}
-	if resp.Code != remoting.RespSuccess && resp.Remark == "" && code != remoting.ReqPullMessage {
-		t.Fatalf("%s %v: %s without a remark saying why", remoting.RequestCodeName(code), ext, remoting.ResponseCodeName(resp.Code))
+	if resp.Code != protocol.RespSuccess && resp.Remark == "" && code != protocol.ReqPullMessage {
+		t.Fatalf("%s %v: %s without a remark saying why", protocol.RequestCodeName(code), ext, protocol.ResponseCodeName(resp.Code))
 	}
 	return resp
 }
@@ -290,7 +290,7 @@ func FuzzSendMessage(f *testing.F) {
 	addSeeds(f, "FuzzSendMessage", false)
 	fe := newFuzzEnv(f)
 	f.Fuzz(func(t *testing.T, extText string, body []byte) {
-		fe.check(t, remoting.ReqSendMessage, parseExt(extText), body)
+		fe.check(t, protocol.ReqSendMessage, parseExt(extText), body)
 	})
 }
 
@@ -299,7 +299,7 @@ func FuzzSendMessageV2(f *testing.F) {
 	addSeeds(f, "FuzzSendMessageV2", false)
 	fe := newFuzzEnv(f)
 	f.Fuzz(func(t *testing.T, extText string, body []byte) {
-		fe.check(t, remoting.ReqSendMessageV2, parseExt(extText), body)
+		fe.check(t, protocol.ReqSendMessageV2, parseExt(extText), body)
 	})
 }
 
@@ -308,7 +308,7 @@ func FuzzSendBatchMessage(f *testing.F) {
 	addSeeds(f, "FuzzSendBatchMessage", false)
 	fe := newFuzzEnv(f)
 	f.Fuzz(func(t *testing.T, extText string, body []byte) {
-		fe.check(t, remoting.ReqSendBatchMessage, parseExt(extText), body)
+		fe.check(t, protocol.ReqSendBatchMessage, parseExt(extText), body)
 	})
 }
 
@@ -318,8 +318,8 @@ func FuzzPullMessage(f *testing.F) {
 	addSeeds(f, "FuzzPullMessage", false)
 	fe := newFuzzEnv(f)
 	f.Fuzz(func(t *testing.T, extText string, body []byte) {
-		resp := fe.check(t, remoting.ReqPullMessage, parseExt(extText), body)
-		if resp != nil && resp.Code == remoting.RespSuccess {
+		resp := fe.check(t, protocol.ReqPullMessage, parseExt(extText), body)
+		if resp != nil && resp.Code == protocol.RespSuccess {
 			for b := resp.Body; len(b) > 0; {
 				rec, err := record.Decode(b, true)
 				if err != nil {
@@ -336,7 +336,7 @@ func FuzzHeartbeat(f *testing.F) {
 	addSeeds(f, "FuzzHeartbeat", false)
 	fe := newFuzzEnv(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fe.check(t, remoting.ReqHeartBeat, nil, body)
+		fe.check(t, protocol.ReqHeartBeat, nil, body)
 	})
 }
 
@@ -358,9 +358,9 @@ func FuzzDecodeHeartbeat(f *testing.F) {
 // offsetRequestCodes are the offset and client requests FuzzOffsetRequests
 // picks from with its selector byte.
 var offsetRequestCodes = []int32{
-	remoting.ReqQueryConsumerOffset, remoting.ReqUpdateConsumerOffset, remoting.ReqSearchOffsetByTimestamp,
-	remoting.ReqGetMaxOffset, remoting.ReqGetMinOffset, remoting.ReqGetEarliestMsgStoretime,
-	remoting.ReqGetConsumerListByGroup, remoting.ReqUnregisterClient,
+	protocol.ReqQueryConsumerOffset, protocol.ReqUpdateConsumerOffset, protocol.ReqSearchOffsetByTimestamp,
+	protocol.ReqGetMaxOffset, protocol.ReqGetMinOffset, protocol.ReqGetEarliestMsgStoretime,
+	protocol.ReqGetConsumerListByGroup, protocol.ReqUnregisterClient,
 }
 
 // QUERY/UPDATE_CONSUMER_OFFSET (14/15), SEARCH_OFFSET_BY_TIMESTAMP (29),
@@ -381,7 +381,7 @@ func FuzzConsumerSendMsgBack(f *testing.F) {
 	addSeeds(f, "FuzzConsumerSendMsgBack", false)
 	fe := newFuzzEnv(f)
 	f.Fuzz(func(t *testing.T, extText string, body []byte) {
-		fe.check(t, remoting.ReqConsumerSendMsgBack, parseExt(extText), body)
+		fe.check(t, protocol.ReqConsumerSendMsgBack, parseExt(extText), body)
 	})
 }
 

@@ -141,7 +141,7 @@ func (e *brokerEnv) call(code int32, ext remoting.ExtFields, body []byte) *remot
 	e.t.Helper()
 	resp, err := invoke(e.client, e.addr(), code, ext, body)
 	if err != nil {
-		e.t.Fatalf("%s: %v", remoting.RequestCodeName(code), err)
+		e.t.Fatalf("%s: %v", protocol.RequestCodeName(code), err)
 	}
 	return resp
 }
@@ -157,18 +157,18 @@ func invoke(c *remoting.Client, addr string, code int32, ext remoting.ExtFields,
 func wantCode(t testing.TB, what string, resp *remoting.Command, code int32) {
 	t.Helper()
 	if resp.Code != code {
-		t.Fatalf("%s: %s (%q), want %s", what, remoting.ResponseCodeName(resp.Code), resp.Remark, remoting.ResponseCodeName(code))
+		t.Fatalf("%s: %s (%q), want %s", what, protocol.ResponseCodeName(resp.Code), resp.Remark, protocol.ResponseCodeName(code))
 	}
 }
 
 func (e *brokerEnv) createTopic(topic string, queues int) {
 	e.t.Helper()
-	resp := e.call(remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
+	resp := e.call(protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{
 		"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG",
 		"topicSysFlag": "0", "order": "false",
 	}, nil)
-	wantCode(e.t, "create topic "+topic, resp, remoting.RespSuccess)
+	wantCode(e.t, "create topic "+topic, resp, protocol.RespSuccess)
 }
 
 // sendExt is a SEND_MESSAGE_V2 header (short names).
@@ -181,7 +181,7 @@ func sendExt(topic string, queueID int32, props string) remoting.ExtFields {
 
 func (e *brokerEnv) send(topic string, queueID int32, props string, body []byte) *remoting.Command {
 	e.t.Helper()
-	return e.call(remoting.ReqSendMessageV2, sendExt(topic, queueID, props), body)
+	return e.call(protocol.ReqSendMessageV2, sendExt(topic, queueID, props), body)
 }
 
 func pullExt(group, topic string, queueID int32, offset int64, maxNums int32, sysFlag int32, suspendMs int64) remoting.ExtFields {
@@ -208,8 +208,8 @@ func (e *brokerEnv) maxOffset(topic string, q int32, want int64) int64 {
 	e.t.Helper()
 	deadline := time.Now().Add(callTimeout)
 	for {
-		resp := e.call(remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": topic, "queueId": strconv.Itoa(int(q))}, nil)
-		wantCode(e.t, "max offset", resp, remoting.RespSuccess)
+		resp := e.call(protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": topic, "queueId": strconv.Itoa(int(q))}, nil)
+		wantCode(e.t, "max offset", resp, protocol.RespSuccess)
 		off, err := resp.ExtFields.Int64("offset")
 		if err != nil {
 			e.t.Fatal(err)
@@ -235,11 +235,11 @@ func (e *brokerEnv) pullQueue(c *remoting.Client, topic string, q int32, want in
 		if guard > int(maxOff)+100 {
 			e.t.Fatalf("pull of %s/%d does not advance at %d", topic, q, off)
 		}
-		resp, err := invoke(c, e.addr(), remoting.ReqPullMessage, pullExt("robust", topic, q, off, 32, 0, 0), nil)
+		resp, err := invoke(c, e.addr(), protocol.ReqPullMessage, pullExt("robust", topic, q, off, 32, 0, 0), nil)
 		if err != nil {
 			e.t.Fatalf("pull %s/%d@%d: %v", topic, q, off, err)
 		}
-		wantCode(e.t, "pull", resp, remoting.RespSuccess)
+		wantCode(e.t, "pull", resp, protocol.RespSuccess)
 		for body := resp.Body; len(body) > 0; {
 			rec, err := record.Decode(body, true)
 			if err != nil {

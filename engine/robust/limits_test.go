@@ -93,7 +93,7 @@ func TestLimitMaxFrame(t *testing.T) {
 	e.createTopic("FRAME", 1)
 
 	c := dialRaw(t, e.addr())
-	req := remoting.NewRequest(remoting.ReqSendMessageV2, sendExt("FRAME", 0, ""))
+	req := remoting.NewRequest(protocol.ReqSendMessageV2, sendExt("FRAME", 0, ""))
 	if _, err := c.Write(frameOf(t, req, limit)); err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +101,14 @@ func TestLimitMaxFrame(t *testing.T) {
 	if err != nil {
 		t.Fatalf("frame of exactly %d bytes: %v", limit, err)
 	}
-	wantCode(t, "send in a frame at the limit", resp, remoting.RespSuccess)
+	wantCode(t, "send in a frame at the limit", resp, protocol.RespSuccess)
 
 	c2 := dialRaw(t, e.addr())
-	req2 := remoting.NewRequest(remoting.ReqSendMessageV2, sendExt("FRAME", 0, ""))
+	req2 := remoting.NewRequest(protocol.ReqSendMessageV2, sendExt("FRAME", 0, ""))
 	_, _ = c2.Write(frameOf(t, req2, limit+1)) // the server may close before it read everything
 	expectClosed(t, c2, "frame one byte over the limit")
 	// The broker is fine.
-	wantCode(t, "send after the oversized frame", e.send("FRAME", 0, "", []byte("x")), remoting.RespSuccess)
+	wantCode(t, "send after the oversized frame", e.send("FRAME", 0, "", []byte("x")), protocol.RespSuccess)
 }
 
 // Body size (broker.Config.MaxBodySize and the store's
@@ -125,28 +125,28 @@ func TestLimitBodySize(t *testing.T) {
 		e.createTopic("BODY", 1)
 		body := make([]byte, 4<<20)
 		body[0], body[len(body)-1] = 1, 2
-		wantCode(t, "4 MiB body", e.send("BODY", 0, "", body), remoting.RespSuccess)
+		wantCode(t, "4 MiB body", e.send("BODY", 0, "", body), protocol.RespSuccess)
 		got := e.pullQueue(e.client, "BODY", 0, 1)
 		if len(got) != 1 || len(got[0].body) != 4<<20 || got[0].body[len(body)-1] != 2 {
 			t.Fatalf("the 4 MiB message did not read back intact: %d messages, first %d bytes", len(got), len(got[0].body))
 		}
-		wantCode(t, "4 MiB + 1 body", e.send("BODY", 0, "", make([]byte, 4<<20+1)), remoting.RespMessageIllegal)
+		wantCode(t, "4 MiB + 1 body", e.send("BODY", 0, "", make([]byte, 4<<20+1)), protocol.RespMessageIllegal)
 	})
 	t.Run("broker=64KiB", func(t *testing.T) {
 		t.Parallel()
 		e := startBroker(t, func(b *broker.Config, _ *store.Config) { b.MaxBodySize = 64 << 10 })
 		e.createTopic("BODY", 1)
-		wantCode(t, "64 KiB body", e.send("BODY", 0, "", make([]byte, 64<<10)), remoting.RespSuccess)
+		wantCode(t, "64 KiB body", e.send("BODY", 0, "", make([]byte, 64<<10)), protocol.RespSuccess)
 		resp := e.send("BODY", 0, "", make([]byte, 64<<10+1))
-		wantCode(t, "64 KiB + 1 body", resp, remoting.RespMessageIllegal)
-		wantCode(t, "empty body", e.send("BODY", 0, "", nil), remoting.RespMessageIllegal)
+		wantCode(t, "64 KiB + 1 body", resp, protocol.RespMessageIllegal)
+		wantCode(t, "empty body", e.send("BODY", 0, "", nil), protocol.RespMessageIllegal)
 	})
 	t.Run("store=64KiB", func(t *testing.T) {
 		t.Parallel()
 		e := startBroker(t, func(_ *broker.Config, s *store.Config) { s.CommitLog.MaxBodySize = 64 << 10 })
 		e.createTopic("BODY", 1)
-		wantCode(t, "64 KiB body", e.send("BODY", 0, "", make([]byte, 64<<10)), remoting.RespSuccess)
-		wantCode(t, "64 KiB + 1 body (store limit below the broker's)", e.send("BODY", 0, "", make([]byte, 64<<10+1)), remoting.RespMessageIllegal)
+		wantCode(t, "64 KiB body", e.send("BODY", 0, "", make([]byte, 64<<10)), protocol.RespSuccess)
+		wantCode(t, "64 KiB + 1 body (store limit below the broker's)", e.send("BODY", 0, "", make([]byte, 64<<10+1)), protocol.RespMessageIllegal)
 	})
 }
 
@@ -158,12 +158,12 @@ func TestLimitTopicLength(t *testing.T) {
 	t.Parallel()
 	e := startBroker(t, nil)
 	long := func(prefix string, n int) string { return prefix + strings.Repeat("t", n-len(prefix)) }
-	wantCode(t, "127-character topic", e.send(long("T", 127), 0, "", []byte("x")), remoting.RespSuccess)
-	wantCode(t, "128-character topic", e.send(long("T", 128), 0, "", []byte("x")), remoting.RespInvalidParameter)
+	wantCode(t, "127-character topic", e.send(long("T", 127), 0, "", []byte("x")), protocol.RespSuccess)
+	wantCode(t, "128-character topic", e.send(long("T", 128), 0, "", []byte("x")), protocol.RespInvalidParameter)
 	retry := long(record.RetryTopicPrefix, 255)
-	wantCode(t, "255-character %RETRY% topic", e.send(retry, 0, "", []byte("x")), remoting.RespSuccess)
-	wantCode(t, "256-character %RETRY% topic", e.send(long(record.RetryTopicPrefix, 256), 0, "", []byte("x")), remoting.RespInvalidParameter)
-	wantCode(t, "200-character %DLQ% topic", e.send(long(record.DLQTopicPrefix, 200), 0, "", []byte("x")), remoting.RespMessageIllegal)
+	wantCode(t, "255-character %RETRY% topic", e.send(retry, 0, "", []byte("x")), protocol.RespSuccess)
+	wantCode(t, "256-character %RETRY% topic", e.send(long(record.RetryTopicPrefix, 256), 0, "", []byte("x")), protocol.RespInvalidParameter)
+	wantCode(t, "200-character %DLQ% topic", e.send(long(record.DLQTopicPrefix, 200), 0, "", []byte("x")), protocol.RespMessageIllegal)
 	got := e.pullQueue(e.client, long("T", 127), 0, 1)
 	if len(got) != 1 {
 		t.Fatalf("127-character topic: %d messages stored", len(got))
@@ -199,14 +199,14 @@ func TestLimitPropertiesLength(t *testing.T) {
 	e.createTopic("PROPS", 1)
 	added := len(record.AppendProperty([]byte("a\x01b\x02"), record.PropertyCluster, e.bcfg.ClusterName)) - len("a\x01b\x02")
 	atLimit := propsOfLen(t, record.MaxPropertiesLen-added)
-	wantCode(t, "stored properties of exactly 32767 bytes", e.send("PROPS", 0, atLimit, []byte("x")), remoting.RespSuccess)
+	wantCode(t, "stored properties of exactly 32767 bytes", e.send("PROPS", 0, atLimit, []byte("x")), protocol.RespSuccess)
 	got := e.pullQueue(e.client, "PROPS", 0, 1)
 	if len(got) != 1 || len(got[0].props) != record.MaxPropertiesLen {
 		t.Fatalf("stored properties: %d messages, want 1 of %d bytes", len(got), record.MaxPropertiesLen)
 	}
-	wantCode(t, "stored properties of 32768 bytes", e.send("PROPS", 0, propsOfLen(t, record.MaxPropertiesLen-added+1), []byte("x")), remoting.RespMessageIllegal)
-	wantCode(t, "producer properties of 32767 bytes", e.send("PROPS", 0, propsOfLen(t, record.MaxPropertiesLen), []byte("x")), remoting.RespMessageIllegal)
-	wantCode(t, "producer properties of 32768 bytes", e.send("PROPS", 0, propsOfLen(t, record.MaxPropertiesLen+1), []byte("x")), remoting.RespMessageIllegal)
+	wantCode(t, "stored properties of 32768 bytes", e.send("PROPS", 0, propsOfLen(t, record.MaxPropertiesLen-added+1), []byte("x")), protocol.RespMessageIllegal)
+	wantCode(t, "producer properties of 32767 bytes", e.send("PROPS", 0, propsOfLen(t, record.MaxPropertiesLen), []byte("x")), protocol.RespMessageIllegal)
+	wantCode(t, "producer properties of 32768 bytes", e.send("PROPS", 0, propsOfLen(t, record.MaxPropertiesLen+1), []byte("x")), protocol.RespMessageIllegal)
 }
 
 // Connections (remoting.ServerConfig.MaxConns, 10000): MaxConns connections
@@ -220,7 +220,7 @@ func TestLimitConnections(t *testing.T) {
 	const limit = 8
 	e := startBroker(t, func(b *broker.Config, _ *store.Config) { b.Remoting.MaxConns = limit })
 	maxReq := func() []byte {
-		f, err := remoting.AppendFrame(nil, remoting.NewRequest(remoting.ReqGetMaxOffset,
+		f, err := remoting.AppendFrame(nil, remoting.NewRequest(protocol.ReqGetMaxOffset,
 			remoting.ExtFields{"topic": protocol.DefaultTopic, "queueId": "0"}), remoting.SerializeJSON)
 		if err != nil {
 			t.Fatal(err)
@@ -235,8 +235,8 @@ func TestLimitConnections(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if resp.Code != remoting.RespSuccess {
-			return errors.New(remoting.ResponseCodeName(resp.Code))
+		if resp.Code != protocol.RespSuccess {
+			return errors.New(protocol.ResponseCodeName(resp.Code))
 		}
 		return nil
 	}
@@ -291,7 +291,7 @@ func TestLimitInFlightPerConnection(t *testing.T) {
 	codes := make(chan int32, limit)
 	for q := int32(0); q < limit; q++ {
 		wg.Add(1)
-		req := remoting.NewRequest(remoting.ReqPullMessage, pullExt("inflight", "INFLIGHT", q, 0, 32, remoting.PullFlagSuspend, 15000))
+		req := remoting.NewRequest(protocol.ReqPullMessage, pullExt("inflight", "INFLIGHT", q, 0, 32, protocol.PullFlagSuspend, 15000))
 		if err := conn.InvokeAsync(ctx, req, func(resp *remoting.Command, err error) {
 			defer wg.Done()
 			if err != nil {
@@ -306,7 +306,7 @@ func TestLimitInFlightPerConnection(t *testing.T) {
 	for deadline := time.Now().Add(callTimeout); e.b.HeldPulls() < limit; {
 		select {
 		case code := <-codes:
-			t.Fatalf("a pull was answered %s before %d were held", remoting.ResponseCodeName(code), limit)
+			t.Fatalf("a pull was answered %s before %d were held", protocol.ResponseCodeName(code), limit)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -314,35 +314,35 @@ func TestLimitInFlightPerConnection(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	resp, err := conn.Invoke(ctx, remoting.NewRequest(remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": "INFLIGHT", "queueId": "0"}))
+	resp, err := conn.Invoke(ctx, remoting.NewRequest(protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": "INFLIGHT", "queueId": "0"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "request over the in-flight limit", resp, remoting.RespSystemBusy)
+	wantCode(t, "request over the in-flight limit", resp, protocol.RespSystemBusy)
 	if resp.Remark != remoting.RemarkTooManyRequests {
 		t.Fatalf("remark %q, want %q", resp.Remark, remoting.RemarkTooManyRequests)
 	}
 	// Another connection is not affected.
 	other := newClient(t)
-	if r, err := invoke(other, e.addr(), remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": "INFLIGHT", "queueId": "0"}, nil); err != nil || r.Code != remoting.RespSuccess {
+	if r, err := invoke(other, e.addr(), protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": "INFLIGHT", "queueId": "0"}, nil); err != nil || r.Code != protocol.RespSuccess {
 		t.Fatalf("request on another connection: %v %v", r, err)
 	}
 	for q := int32(0); q < limit; q++ {
-		r, err := invoke(other, e.addr(), remoting.ReqSendMessageV2, sendExt("INFLIGHT", q, ""), []byte("wake"))
-		if err != nil || r.Code != remoting.RespSuccess {
+		r, err := invoke(other, e.addr(), protocol.ReqSendMessageV2, sendExt("INFLIGHT", q, ""), []byte("wake"))
+		if err != nil || r.Code != protocol.RespSuccess {
 			t.Fatalf("send to wake the held pull: %v %v", r, err)
 		}
 	}
 	wg.Wait()
 	close(codes)
 	for c := range codes {
-		wantCode(t, "held pull", &remoting.Command{Code: c}, remoting.RespSuccess)
+		wantCode(t, "held pull", &remoting.Command{Code: c}, protocol.RespSuccess)
 	}
-	resp, err = conn.Invoke(ctx, remoting.NewRequest(remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": "INFLIGHT", "queueId": "0"}))
+	resp, err = conn.Invoke(ctx, remoting.NewRequest(protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": "INFLIGHT", "queueId": "0"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "request after the held pulls were answered", resp, remoting.RespSuccess)
+	wantCode(t, "request after the held pulls were answered", resp, protocol.RespSuccess)
 }
 
 // Idle connections (remoting.ServerConfig.IdleTimeout, 120 s): a connection
@@ -368,5 +368,5 @@ func TestLimitIdleTimeout(t *testing.T) {
 	if _, err := silent.Read(buf[:]); err == nil || !(errors.Is(err, io.EOF) || strings.Contains(err.Error(), "reset")) {
 		t.Fatalf("read after close: %v", err)
 	}
-	wantCode(t, "broker after idle closes", e.send("IDLE", 0, "", []byte("x")), remoting.RespSuccess)
+	wantCode(t, "broker after idle closes", e.send("IDLE", 0, "", []byte("x")), protocol.RespSuccess)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -77,8 +78,8 @@ func runInvalid(kind int, c net.Conn, rng *rand.Rand) (hold bool, err error) {
 		if rerr != nil {
 			return false, fmt.Errorf("unknown code: no answer: %w", rerr)
 		}
-		if resp.Code != remoting.RespRequestCodeNotSupported || resp.Opaque != req.Opaque || !resp.IsResponse() {
-			return false, fmt.Errorf("unknown code answered %s opaque %d (sent %d)", remoting.ResponseCodeName(resp.Code), resp.Opaque, req.Opaque)
+		if resp.Code != protocol.RespRequestCodeNotSupported || resp.Opaque != req.Opaque || !resp.IsResponse() {
+			return false, fmt.Errorf("unknown code answered %s opaque %d (sent %d)", protocol.ResponseCodeName(resp.Code), resp.Opaque, req.Opaque)
 		}
 		return true, nil
 	case halfFrameStall:
@@ -146,7 +147,7 @@ func TestStressMixedConnections(t *testing.T) {
 			if i < valid {
 				cl := newClient(t)
 				// Connect before the start signal, like the raw clients.
-				if _, err := invoke(cl, e.addr(), remoting.ReqGetMaxOffset, remoting.ExtFields{"topic": topic, "queueId": "0"}, nil); err != nil {
+				if _, err := invoke(cl, e.addr(), protocol.ReqGetMaxOffset, remoting.ExtFields{"topic": topic, "queueId": "0"}, nil); err != nil {
 					dialErr.Add(1)
 					errs <- fmt.Errorf("valid client %d: connect: %w", i, err)
 					return
@@ -162,14 +163,14 @@ func TestStressMixedConnections(t *testing.T) {
 					var resp *remoting.Command
 					var err error
 					for try := 0; try < 100; try++ {
-						resp, err = invoke(cl, e.addr(), remoting.ReqSendMessageV2, sendExt(topic, q, ""), []byte(body))
-						if err != nil || resp.Code != remoting.RespSystemBusy {
+						resp, err = invoke(cl, e.addr(), protocol.ReqSendMessageV2, sendExt(topic, q, ""), []byte(body))
+						if err != nil || resp.Code != protocol.RespSystemBusy {
 							break
 						}
 						busy.Add(1)
 						time.Sleep(time.Duration(1+try) * 5 * time.Millisecond)
 					}
-					if err != nil || resp.Code != remoting.RespSuccess {
+					if err != nil || resp.Code != protocol.RespSuccess {
 						errs <- fmt.Errorf("valid client %d send %d: %v %v", i, j, resp, err)
 						return
 					}
@@ -178,8 +179,8 @@ func TestStressMixedConnections(t *testing.T) {
 					acks = append(acks, sent{q, off, body})
 					mu.Unlock()
 				}
-				resp, err := invoke(cl, e.addr(), remoting.ReqPullMessage, pullExt("stress", topic, q, 0, 32, 0, 0), nil)
-				if err != nil || (resp.Code != remoting.RespSuccess && resp.Code != remoting.RespPullNotFound) {
+				resp, err := invoke(cl, e.addr(), protocol.ReqPullMessage, pullExt("stress", topic, q, 0, 32, 0, 0), nil)
+				if err != nil || (resp.Code != protocol.RespSuccess && resp.Code != protocol.RespPullNotFound) {
 					errs <- fmt.Errorf("valid client %d pull: %v %v", i, resp, err)
 				}
 				return
@@ -229,7 +230,7 @@ func TestStressMixedConnections(t *testing.T) {
 	}
 	during := heapInuse()
 	// The broker still serves, and every acknowledged message is stored.
-	wantCode(t, "send after the storm", e.send(topic, 0, "", []byte("after")), remoting.RespSuccess)
+	wantCode(t, "send after the storm", e.send(topic, 0, "", []byte("after")), protocol.RespSuccess)
 	byQueue := map[int32]map[int64]string{}
 	for _, a := range acks {
 		if byQueue[a.q] == nil {
@@ -306,7 +307,7 @@ func TestStressStalledLargeFramesMemory(t *testing.T) {
 			break
 		}
 	}
-	wantCode(t, "broker with stalled connections", e.send("STALL", 0, "", []byte("x")), remoting.RespSuccess)
+	wantCode(t, "broker with stalled connections", e.send("STALL", 0, "", []byte("x")), protocol.RespSuccess)
 	for _, c := range cs {
 		c.Close()
 	}
@@ -339,14 +340,14 @@ func TestStressStalledConsumer(t *testing.T) {
 	e.createTopic("FAST", 4)
 	body := bytes.Repeat([]byte("s"), 8<<10)
 	for i := 0; i < 256; i++ {
-		wantCode(t, "fill", e.send("SLOW", 0, "", body), remoting.RespSuccess)
+		wantCode(t, "fill", e.send("SLOW", 0, "", body), protocol.RespSuccess)
 	}
 	e.maxOffset("SLOW", 0, 256)
 	stalled := dialRaw(t, e.addr())
 	var frames []byte
 	pulls := 4 * (16 + 2*runtime.NumCPU()) // several per pull worker
 	for i := 0; i < pulls; i++ {
-		f, err := remoting.AppendFrame(nil, remoting.NewRequest(remoting.ReqPullMessage,
+		f, err := remoting.AppendFrame(nil, remoting.NewRequest(protocol.ReqPullMessage,
 			pullExt("stalled", "SLOW", 0, int64(i%200), 32, 0, 0)), remoting.SerializeJSON)
 		if err != nil {
 			t.Fatal(err)
@@ -369,8 +370,8 @@ func TestStressStalledConsumer(t *testing.T) {
 			defer wg.Done()
 			cl := newClient(t)
 			for i := 0; i < 25; i++ {
-				resp, err := invoke(cl, e.addr(), remoting.ReqSendMessageV2, sendExt("FAST", int32(p), ""), []byte("p"+strconv.Itoa(i)))
-				if err != nil || resp.Code != remoting.RespSuccess {
+				resp, err := invoke(cl, e.addr(), protocol.ReqSendMessageV2, sendExt("FAST", int32(p), ""), []byte("p"+strconv.Itoa(i)))
+				if err != nil || resp.Code != protocol.RespSuccess {
 					errs <- fmt.Errorf("producer %d send %d while a consumer is stalled: %v %v", p, i, resp, err)
 					return
 				}
@@ -385,11 +386,11 @@ func TestStressStalledConsumer(t *testing.T) {
 	t.Run("other consumers", func(t *testing.T) {
 		cl := newClient(t)
 		e.maxOffset("FAST", 0, 25)
-		ctxResp, err := invokeWithin(cl, e.addr(), 3*time.Second, remoting.ReqPullMessage, pullExt("other", "FAST", 0, 0, 32, 0, 0), nil)
+		ctxResp, err := invokeWithin(cl, e.addr(), 3*time.Second, protocol.ReqPullMessage, pullExt("other", "FAST", 0, 0, 32, 0, 0), nil)
 		if err != nil {
 			t.Fatalf("%s. Observed: another consumer's pull got no answer within 3 s: %v", knownStalledConsumerBug, err)
 		}
-		wantCode(t, "pull of another consumer", ctxResp, remoting.RespSuccess)
+		wantCode(t, "pull of another consumer", ctxResp, protocol.RespSuccess)
 	})
 	stalled.Close()
 }

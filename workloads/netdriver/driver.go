@@ -81,16 +81,16 @@ func (d *Driver) invoke(ctx context.Context, addr string, req *remoting.Command)
 	defer cancel()
 	resp, err := d.client.InvokeSync(ctx, addr, req)
 	if err != nil {
-		return nil, fmt.Errorf("netdriver: %s to %s: %w", remoting.RequestCodeName(req.Code), addr, err)
+		return nil, fmt.Errorf("netdriver: %s to %s: %w", protocol.RequestCodeName(req.Code), addr, err)
 	}
 	return resp, checkCode(req.Code, resp)
 }
 
 func checkCode(code int32, resp *remoting.Command) error {
-	if resp.Code == remoting.RespSuccess {
+	if resp.Code == protocol.RespSuccess {
 		return nil
 	}
-	return fmt.Errorf("%w: %s: %w", ErrRejected, remoting.RequestCodeName(code),
+	return fmt.Errorf("%w: %s: %w", ErrRejected, protocol.RequestCodeName(code),
 		&remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
 }
 
@@ -100,7 +100,7 @@ func (d *Driver) sendRequest(m *workloads.Message, q queueRef) *remoting.Command
 		ProducerGroup: d.cfg.ProducerGroup, Topic: m.Topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: q.queueID, BornTimestamp: time.Now().UnixMilli(), Properties: properties(m), BrokerName: q.brokerName,
 	}
-	req := remoting.NewRequest(remoting.ReqSendMessageV2, h.ExtFields(true))
+	req := remoting.NewRequest(protocol.ReqSendMessageV2, h.ExtFields(true))
 	req.Body = m.Body
 	return req
 }
@@ -204,7 +204,7 @@ func (d *Driver) sendBatchTo(ctx context.Context, q queueRef, topic string, ms [
 		ProducerGroup: d.cfg.ProducerGroup, Topic: topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: q.queueID, BornTimestamp: time.Now().UnixMilli(), Batch: true, BrokerName: q.brokerName,
 	}
-	req := remoting.NewRequest(remoting.ReqSendBatchMessage, h.ExtFields(true))
+	req := remoting.NewRequest(protocol.ReqSendBatchMessage, h.ExtFields(true))
 	req.Body = body
 	_, err := d.invoke(ctx, q.addr, req)
 	d.forgetOnTopicError(topic, err)
@@ -217,7 +217,7 @@ func (d *Driver) forgetOnTopicError(topic string, err error) {
 	if err == nil {
 		return
 	}
-	if re, ok := remoting.AsResponseError(err); ok && (re.Code == remoting.RespTopicNotExist || re.Code == remoting.RespNoPermission) {
+	if re, ok := remoting.AsResponseError(err); ok && (re.Code == protocol.RespTopicNotExist || re.Code == protocol.RespNoPermission) {
 		d.forget(topic)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/workloads"
@@ -237,7 +238,7 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := direct.Send(context.Background(), &workloads.Message{Topic: "E", QueueID: 5, Body: []byte("x")})
-	if re, ok := remoting.AsResponseError(err); !errors.Is(err, netdriver.ErrRejected) || !ok || re.Code != remoting.RespInvalidParameter {
+	if re, ok := remoting.AsResponseError(err); !errors.Is(err, netdriver.ErrRejected) || !ok || re.Code != protocol.RespInvalidParameter {
 		t.Fatalf("bad queue: %v", err)
 	}
 	_ = direct.Close()
@@ -260,7 +261,7 @@ func TestPullInflatesCompressedBodies(t *testing.T) {
 		SysFlag: record.FlagCompressed, BornTimestamp: time.Now().UnixMilli()}
 	c := remoting.NewClient(remoting.DefaultClientConfig())
 	defer c.Close()
-	req := remoting.NewRequest(remoting.ReqSendMessageV2, h.ExtFields(true))
+	req := remoting.NewRequest(protocol.ReqSendMessageV2, h.ExtFields(true))
 	req.Body = zbuf.Bytes()
 	if resp, err := c.InvokeSync(context.Background(), b.Addr(), req); err != nil || resp.Code != 0 {
 		t.Fatalf("send: %v %v", resp, err)

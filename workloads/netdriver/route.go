@@ -171,7 +171,7 @@ func (d *Driver) CreateTopic(ctx context.Context, topic string, queues int32) er
 	ext.SetInt32("readQueueNums", queues)
 	ext.SetInt32("writeQueueNums", queues)
 	for _, addr := range addrs {
-		if _, err := d.invoke(ctx, addr, remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, ext)); err != nil {
+		if _, err := d.invoke(ctx, addr, remoting.NewRequest(protocol.ReqUpdateAndCreateTopic, ext)); err != nil {
 			return fmt.Errorf("netdriver: create topic %q on %s: %w", topic, addr, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -29,11 +30,11 @@ func (d *Driver) Pull(ctx context.Context, topic string, queueID int32, offset i
 	if q.brokerName != "" {
 		ext["bname"] = q.brokerName
 	}
-	resp, err := d.invoke(ctx, q.addr, remoting.NewRequest(remoting.ReqPullMessage, ext))
+	resp, err := d.invoke(ctx, q.addr, remoting.NewRequest(protocol.ReqPullMessage, ext))
 	switch {
 	case err == nil:
-	case resp != nil && (resp.Code == remoting.RespPullNotFound || resp.Code == remoting.RespPullRetryImmediately ||
-		resp.Code == remoting.RespPullOffsetMoved):
+	case resp != nil && (resp.Code == protocol.RespPullNotFound || resp.Code == protocol.RespPullRetryImmediately ||
+		resp.Code == protocol.RespPullOffsetMoved):
 		next, perr := resp.ExtFields.Int64("nextBeginOffset")
 		if perr != nil {
 			return nil, offset, fmt.Errorf("%w: %w", ErrBadResponse, perr)
@@ -83,7 +84,7 @@ func (d *Driver) MaxOffset(topic string, queueID int32) (int64, error) {
 	}
 	ext := remoting.ExtFields{"topic": topic}
 	ext.SetInt32("queueId", q.queueID)
-	resp, err := d.invoke(ctx, q.addr, remoting.NewRequest(remoting.ReqGetMaxOffset, ext))
+	resp, err := d.invoke(ctx, q.addr, remoting.NewRequest(protocol.ReqGetMaxOffset, ext))
 	if err != nil {
 		return 0, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -34,7 +35,7 @@ func TestBrokerMetrics(t *testing.T) {
 			e.createTopic(topic, 2)
 			body := strings.Repeat("m", 100)
 			for i := range n {
-				if resp := e.send(topic, int32(i%2), body); resp.Code != remoting.RespSuccess {
+				if resp := e.send(topic, int32(i%2), body); resp.Code != protocol.RespSuccess {
 					t.Fatalf("send %d: %d %s", i, resp.Code, resp.Remark)
 				}
 			}
@@ -42,7 +43,7 @@ func TestBrokerMetrics(t *testing.T) {
 			e.waitMaxOffset(topic, 1, n/2)
 			// The group pulls 3 of queue 0's 5 messages and commits them; on
 			// queue 1 it commits 1 without pulling.
-			pulled := e.mustCall("pull", remoting.ReqPullMessage, pullExt(group, topic, 0, 0, 3), nil)
+			pulled := e.mustCall("pull", protocol.ReqPullMessage, pullExt(group, topic, 0, 0, 3), nil)
 			e.commitOffset(group, topic, 0, 3)
 			e.commitOffset(group, topic, 1, 1)
 			const wantLag = (5 - 3) + (5 - 1)
@@ -154,12 +155,12 @@ func TestBusyRejectionsCounted(t *testing.T) {
 	ms.SetOSPageCacheBusy(true)
 	const refused = 3
 	for range refused {
-		if resp := e.send("BusyTopic", 0, "x"); resp.Code != remoting.RespSystemBusy {
+		if resp := e.send("BusyTopic", 0, "x"); resp.Code != protocol.RespSystemBusy {
 			t.Fatalf("send while busy: %d %s", resp.Code, resp.Remark)
 		}
 	}
 	ms.SetOSPageCacheBusy(false)
-	if resp := e.send("BusyTopic", 0, "x"); resp.Code != remoting.RespSuccess {
+	if resp := e.send("BusyTopic", 0, "x"); resp.Code != protocol.RespSuccess {
 		t.Fatalf("send after busy: %d %s", resp.Code, resp.Remark)
 	}
 	busyLabels := map[string]string{"request_code": "send_message_v2", "response_code": "system_busy"}
@@ -184,7 +185,7 @@ func TestLagExcludesRetryTopics(t *testing.T) {
 	e.createTopic("LagTopic", 1)
 	e.createTopic(record.RetryTopicPrefix+"g", 1)
 	for range 4 {
-		if resp := e.send("LagTopic", 0, "x"); resp.Code != remoting.RespSuccess {
+		if resp := e.send("LagTopic", 0, "x"); resp.Code != protocol.RespSuccess {
 			t.Fatalf("send: %d %s", resp.Code, resp.Remark)
 		}
 	}
@@ -258,8 +259,8 @@ func TestScrapeUnderLoadNeverBlocksTheBroker(t *testing.T) {
 	for p := range producers {
 		load.Go(func() {
 			for i := range each {
-				resp, err := e.invoke(remoting.ReqSendMessageV2, sendExt(topic, int32(p)), fmt.Appendf(nil, "p%d-%d", p, i))
-				if err != nil || resp.Code != remoting.RespSuccess {
+				resp, err := e.invoke(protocol.ReqSendMessageV2, sendExt(topic, int32(p)), fmt.Appendf(nil, "p%d-%d", p, i))
+				if err != nil || resp.Code != protocol.RespSuccess {
 					errs <- fmt.Errorf("send: %v %+v", err, resp)
 					return
 				}
@@ -272,12 +273,12 @@ func TestScrapeUnderLoadNeverBlocksTheBroker(t *testing.T) {
 					// fails the test.
 					deadline := time.Now().Add(time.Minute)
 					for {
-						resp, err := e.invoke(remoting.ReqPullMessage, pullExt("load-group", topic, int32(p), int64(i-9), 10), nil)
-						if err == nil && resp.Code == remoting.RespSuccess {
+						resp, err := e.invoke(protocol.ReqPullMessage, pullExt("load-group", topic, int32(p), int64(i-9), 10), nil)
+						if err == nil && resp.Code == protocol.RespSuccess {
 							pulled.Add(int64(records(t, resp.Body)))
 							break
 						}
-						notYet := err == nil && (resp.Code == remoting.RespPullNotFound || resp.Code == remoting.RespPullOffsetMoved)
+						notYet := err == nil && (resp.Code == protocol.RespPullNotFound || resp.Code == protocol.RespPullOffsetMoved)
 						if !notYet || time.Now().After(deadline) {
 							errs <- fmt.Errorf("pull: %v %+v", err, resp)
 							return
@@ -340,11 +341,11 @@ func TestConnectionMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := remoting.NewRequest(remoting.ReqHeartBeat, nil)
+	req := remoting.NewRequest(protocol.ReqHeartBeat, nil)
 	req.Body = body
 	req.Language, req.Version = remoting.LanguageJava, 453
 	resp, err := e.client.InvokeSync(t.Context(), e.b.Addr(), req)
-	if err != nil || resp.Code != remoting.RespSuccess {
+	if err != nil || resp.Code != protocol.RespSuccess {
 		t.Fatalf("heartbeat: %v %+v", err, resp)
 	}
 	fs := scrape(t, e.metrics.Addr())

@@ -123,7 +123,7 @@ func (e *testEnv) invoke(code int32, ext remoting.ExtFields, body []byte) (*remo
 	req.Body = body
 	resp, err := e.client.InvokeSync(ctx, e.b.Addr(), req)
 	if err != nil {
-		return nil, fmt.Errorf("request %s: %w", remoting.RequestCodeName(code), err)
+		return nil, fmt.Errorf("request %s: %w", protocol.RequestCodeName(code), err)
 	}
 	return resp, nil
 }
@@ -143,7 +143,7 @@ func (e *testEnv) waitMaxOffset(topic string, queueID int32, want int64) {
 func (e *testEnv) mustCall(what string, code int32, ext remoting.ExtFields, body []byte) *remoting.Command {
 	e.t.Helper()
 	resp := e.call(code, ext, body)
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		e.t.Fatalf("%s: code %d remark %q", what, resp.Code, resp.Remark)
 	}
 	return resp
@@ -151,7 +151,7 @@ func (e *testEnv) mustCall(what string, code int32, ext remoting.ExtFields, body
 
 func (e *testEnv) createTopic(topic string, queues int) {
 	e.t.Helper()
-	e.mustCall("create topic", remoting.ReqUpdateAndCreateTopic, remoting.ExtFields{
+	e.mustCall("create topic", protocol.ReqUpdateAndCreateTopic, remoting.ExtFields{
 		"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": strconv.Itoa(queues),
 		"writeQueueNums": strconv.Itoa(queues), "perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
 	}, nil)
@@ -164,7 +164,7 @@ func sendExt(topic string, queueID int32) remoting.ExtFields {
 
 func (e *testEnv) send(topic string, queueID int32, body string) *remoting.Command {
 	e.t.Helper()
-	return e.call(remoting.ReqSendMessageV2, sendExt(topic, queueID), []byte(body))
+	return e.call(protocol.ReqSendMessageV2, sendExt(topic, queueID), []byte(body))
 }
 
 func pullExt(group, topic string, queueID int32, offset int64, maxNums int) remoting.ExtFields {
@@ -181,7 +181,7 @@ func (e *testEnv) commitOffset(group, topic string, queueID int32, offset int64)
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": topic}
 	ext.SetInt32("queueId", queueID)
 	ext.SetInt64("commitOffset", offset)
-	e.mustCall("commit offset", remoting.ReqUpdateConsumerOffset, ext, nil)
+	e.mustCall("commit offset", protocol.ReqUpdateConsumerOffset, ext, nil)
 }
 
 // families is one parsed scrape.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -60,8 +61,8 @@ func validLabels(labels []string) []string {
 // number when the code has no name.
 func codeLabel(name string) string { return strings.ToLower(name) }
 
-func requestCodeLabel(code int32) string  { return codeLabel(remoting.RequestCodeName(code)) }
-func responseCodeLabel(code int32) string { return codeLabel(remoting.ResponseCodeName(code)) }
+func requestCodeLabel(code int32) string  { return codeLabel(protocol.RequestCodeName(code)) }
+func responseCodeLabel(code int32) string { return codeLabel(protocol.ResponseCodeName(code)) }
 
 // rpcLatency is rocketmq_rpc_latency for node labels nl.
 func rpcLatencyDesc(nl prometheus.Labels) *prometheus.Desc {

@@ -57,12 +57,12 @@ func TestNamesrvMetrics(t *testing.T) {
 	}
 	const routes = 5
 	for range routes {
-		resp, err := cl.InvokeSync(ctx, ns.Addr(), remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": "T1"}))
-		if err != nil || resp.Code != remoting.RespSuccess {
+		resp, err := cl.InvokeSync(ctx, ns.Addr(), remoting.NewRequest(protocol.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": "T1"}))
+		if err != nil || resp.Code != protocol.RespSuccess {
 			t.Fatalf("route: %v %+v", err, resp)
 		}
 	}
-	if resp, err := cl.InvokeSync(ctx, ns.Addr(), remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": "Nope"})); err != nil || resp.Code != remoting.RespTopicNotExist {
+	if resp, err := cl.InvokeSync(ctx, ns.Addr(), remoting.NewRequest(protocol.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": "Nope"})); err != nil || resp.Code != protocol.RespTopicNotExist {
 		t.Fatalf("route of an unknown topic: %v %+v", err, resp)
 	}
 

@@ -72,7 +72,7 @@ func (a *Admin) invoke(ctx context.Context, addr string, code int32, ext remotin
 	}
 	resp, err := a.cl.InvokeSync(ctx, addr, req)
 	if err != nil {
-		return nil, fmt.Errorf("mqadmin: %s to %s: %w", remoting.RequestCodeName(code), addr, err)
+		return nil, fmt.Errorf("mqadmin: %s to %s: %w", protocol.RequestCodeName(code), addr, err)
 	}
 	return resp, nil
 }
@@ -83,14 +83,14 @@ func (a *Admin) call(ctx context.Context, addr string, code int32, ext remoting.
 	if err != nil {
 		return nil, err
 	}
-	if resp.Code != remoting.RespSuccess {
+	if resp.Code != protocol.RespSuccess {
 		return nil, responseErr(code, addr, resp)
 	}
 	return resp, nil
 }
 
 func responseErr(code int32, addr string, resp *remoting.Command) error {
-	return fmt.Errorf("mqadmin: %s to %s: %w", remoting.RequestCodeName(code), addr,
+	return fmt.Errorf("mqadmin: %s to %s: %w", protocol.RequestCodeName(code), addr,
 		&remoting.ResponseError{Code: resp.Code, Remark: resp.Remark})
 }
 
@@ -123,24 +123,24 @@ func (a *Admin) namesrv(ctx context.Context, code int32, ext remoting.ExtFields)
 
 // ClusterInfo asks a name server for its brokers by cluster (GET_BROKER_CLUSTER_INFO, 106).
 func (a *Admin) ClusterInfo(ctx context.Context) (*protocol.ClusterInfo, error) {
-	resp, addr, err := a.namesrv(ctx, remoting.ReqGetBrokerClusterInfo, nil)
+	resp, addr, err := a.namesrv(ctx, protocol.ReqGetBrokerClusterInfo, nil)
 	if err != nil {
 		return nil, err
 	}
-	if resp.Code != remoting.RespSuccess {
-		return nil, responseErr(remoting.ReqGetBrokerClusterInfo, addr, resp)
+	if resp.Code != protocol.RespSuccess {
+		return nil, responseErr(protocol.ReqGetBrokerClusterInfo, addr, resp)
 	}
 	return protocol.DecodeClusterInfo(resp.Body)
 }
 
 // TopicList asks a name server for every topic (GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206).
 func (a *Admin) TopicList(ctx context.Context) ([]string, error) {
-	resp, addr, err := a.namesrv(ctx, remoting.ReqGetAllTopicListFromNameserver, nil)
+	resp, addr, err := a.namesrv(ctx, protocol.ReqGetAllTopicListFromNameserver, nil)
 	if err != nil {
 		return nil, err
 	}
-	if resp.Code != remoting.RespSuccess {
-		return nil, responseErr(remoting.ReqGetAllTopicListFromNameserver, addr, resp)
+	if resp.Code != protocol.RespSuccess {
+		return nil, responseErr(protocol.ReqGetAllTopicListFromNameserver, addr, resp)
 	}
 	return DecodeTopicList(resp.Body)
 }
@@ -148,17 +148,17 @@ func (a *Admin) TopicList(ctx context.Context) ([]string, error) {
 // TopicRoute asks a name server for topic's route (GET_ROUTEINFO_BY_TOPIC,
 // 105); ErrNotFound if it has none.
 func (a *Admin) TopicRoute(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
-	resp, addr, err := a.namesrv(ctx, remoting.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic})
+	resp, addr, err := a.namesrv(ctx, protocol.ReqGetRouteInfoByTopic, remoting.ExtFields{"topic": topic})
 	if err != nil {
 		return nil, err
 	}
 	switch resp.Code {
-	case remoting.RespSuccess:
+	case protocol.RespSuccess:
 		return protocol.DecodeTopicRouteData(resp.Body)
-	case remoting.RespTopicNotExist:
+	case protocol.RespTopicNotExist:
 		return nil, fmt.Errorf("%w: topic %q has no route on %s", ErrNotFound, topic, addr)
 	}
-	return nil, responseErr(remoting.ReqGetRouteInfoByTopic, addr, resp)
+	return nil, responseErr(protocol.ReqGetRouteInfoByTopic, addr, resp)
 }
 
 // DeleteTopicInNamesrvs removes topic's route on every name server
@@ -172,7 +172,7 @@ func (a *Admin) DeleteTopicInNamesrvs(ctx context.Context, topic, cluster string
 		ext["clusterName"] = cluster
 	}
 	for _, addr := range a.cfg.NamesrvAddrs {
-		if _, err := a.call(ctx, addr, remoting.ReqDeleteTopicInNamesrv, ext, nil); err != nil {
+		if _, err := a.call(ctx, addr, protocol.ReqDeleteTopicInNamesrv, ext, nil); err != nil {
 			return err
 		}
 	}
@@ -190,19 +190,19 @@ func (a *Admin) CreateTopic(ctx context.Context, addr string, tc protocol.Create
 	if tc.Attributes != "" {
 		ext["attributes"] = tc.Attributes
 	}
-	_, err := a.call(ctx, addr, remoting.ReqUpdateAndCreateTopic, ext, nil)
+	_, err := a.call(ctx, addr, protocol.ReqUpdateAndCreateTopic, ext, nil)
 	return err
 }
 
 // DeleteTopicInBroker deletes a topic on one broker (DELETE_TOPIC_IN_BROKER, 215).
 func (a *Admin) DeleteTopicInBroker(ctx context.Context, addr, topic string) error {
-	_, err := a.call(ctx, addr, remoting.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": topic}, nil)
+	_, err := a.call(ctx, addr, protocol.ReqDeleteTopicInBroker, remoting.ExtFields{"topic": topic}, nil)
 	return err
 }
 
 // TopicStats asks one broker for a topic's queue offsets (GET_TOPIC_STATS_INFO, 202).
 func (a *Admin) TopicStats(ctx context.Context, addr, topic string) (*TopicStats, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": topic}, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetTopicStatsInfo, remoting.ExtFields{"topic": topic}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (a *Admin) ConsumeStats(ctx context.Context, addr, group, topic string) (*C
 	if topic != "" {
 		ext["topic"] = topic
 	}
-	resp, err := a.call(ctx, addr, remoting.ReqGetConsumeStats, ext, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetConsumeStats, ext, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (a *Admin) ConsumeStats(ctx context.Context, addr, group, topic string) (*C
 
 // ConsumerConnection asks one broker for a group's consumers (GET_CONSUMER_CONNECTION_LIST, 203).
 func (a *Admin) ConsumerConnection(ctx context.Context, addr, group string) (*ConsumerConnection, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": group}, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetConsumerConnectionList, remoting.ExtFields{"consumerGroup": group}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (a *Admin) ConsumerConnection(ctx context.Context, addr, group string) (*Co
 
 // ProducerConnection asks one broker for a group's producers (GET_PRODUCER_CONNECTION_LIST, 204).
 func (a *Admin) ProducerConnection(ctx context.Context, addr, group string) ([]Connection, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": group}, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetProducerConnectionList, remoting.ExtFields{"producerGroup": group}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (a *Admin) ProducerConnection(ctx context.Context, addr, group string) ([]C
 
 // ConsumeByWho asks one broker which groups consume topic (QUERY_TOPIC_CONSUME_BY_WHO, 300).
 func (a *Admin) ConsumeByWho(ctx context.Context, addr, topic string) ([]string, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqQueryTopicConsumeByWho, remoting.ExtFields{"topic": topic}, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqQueryTopicConsumeByWho, remoting.ExtFields{"topic": topic}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (a *Admin) ResetOffset(ctx context.Context, addr, topic, group string, time
 // resetOffset sends INVOKE_BROKER_TO_RESET_OFFSET and decodes the offset
 // table it answers with.
 func (a *Admin) resetOffset(ctx context.Context, addr string, ext remoting.ExtFields) ([]QueueOffset, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqInvokeBrokerToResetOffset, ext, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqInvokeBrokerToResetOffset, ext, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (a *Admin) SearchOffset(ctx context.Context, addr, topic string, queueID in
 	ext := remoting.ExtFields{"topic": topic}
 	ext.SetInt32("queueId", queueID)
 	ext.SetInt64("timestamp", timestamp)
-	resp, err := a.call(ctx, addr, remoting.ReqSearchOffsetByTimestamp, ext, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqSearchOffsetByTimestamp, ext, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -303,7 +303,7 @@ func (a *Admin) SearchOffset(ctx context.Context, addr, topic string, queueID in
 func (a *Admin) MaxOffset(ctx context.Context, addr, topic string, queueID int32) (int64, error) {
 	ext := remoting.ExtFields{"topic": topic}
 	ext.SetInt32("queueId", queueID)
-	resp, err := a.call(ctx, addr, remoting.ReqGetMaxOffset, ext, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetMaxOffset, ext, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +315,7 @@ func (a *Admin) UpdateConsumerOffset(ctx context.Context, addr, group string, mq
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": mq.Topic}
 	ext.SetInt32("queueId", mq.QueueID)
 	ext.SetInt64("commitOffset", offset)
-	_, err := a.call(ctx, addr, remoting.ReqUpdateConsumerOffset, ext, nil)
+	_, err := a.call(ctx, addr, protocol.ReqUpdateConsumerOffset, ext, nil)
 	return err
 }
 
@@ -329,7 +329,7 @@ func (a *Admin) CreateSubscriptionGroup(ctx context.Context, addr string, cfg pr
 	if err != nil {
 		return fmt.Errorf("mqadmin: subscription group %s: %w", cfg.GroupName, err)
 	}
-	_, err = a.call(ctx, addr, remoting.ReqUpdateAndCreateSubscriptionGroup, nil, body)
+	_, err = a.call(ctx, addr, protocol.ReqUpdateAndCreateSubscriptionGroup, nil, body)
 	return err
 }
 
@@ -338,13 +338,13 @@ func (a *Admin) CreateSubscriptionGroup(ctx context.Context, addr string, cfg pr
 func (a *Admin) DeleteSubscriptionGroup(ctx context.Context, addr, group string, cleanOffset bool) error {
 	ext := remoting.ExtFields{"groupName": group}
 	ext.SetBool("cleanOffset", cleanOffset)
-	_, err := a.call(ctx, addr, remoting.ReqDeleteSubscriptionGroup, ext, nil)
+	_, err := a.call(ctx, addr, protocol.ReqDeleteSubscriptionGroup, ext, nil)
 	return err
 }
 
 // SubscriptionGroups asks one broker for its groups (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201).
 func (a *Admin) SubscriptionGroups(ctx context.Context, addr string) ([]protocol.SubscriptionGroupConfig, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqGetAllSubscriptionGroupConfig, nil, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetAllSubscriptionGroupConfig, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func (a *Admin) SubscriptionGroups(ctx context.Context, addr string) ([]protocol
 
 // RuntimeInfo asks one broker for its runtime stats table (GET_BROKER_RUNTIME_INFO, 28).
 func (a *Admin) RuntimeInfo(ctx context.Context, addr string) (map[string]string, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqGetBrokerRuntimeInfo, nil, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetBrokerRuntimeInfo, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +362,7 @@ func (a *Admin) RuntimeInfo(ctx context.Context, addr string) (map[string]string
 
 // BrokerConfig asks one broker for its configuration (GET_BROKER_CONFIG, 26).
 func (a *Admin) BrokerConfig(ctx context.Context, addr string) (map[string]string, error) {
-	resp, err := a.call(ctx, addr, remoting.ReqGetBrokerConfig, nil, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqGetBrokerConfig, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +374,7 @@ func (a *Admin) UpdateBrokerConfig(ctx context.Context, addr string, props map[s
 	if len(props) == 0 {
 		return nil
 	}
-	_, err := a.call(ctx, addr, remoting.ReqUpdateBrokerConfig, nil, []byte(FormatProperties(props)))
+	_, err := a.call(ctx, addr, protocol.ReqUpdateBrokerConfig, nil, []byte(FormatProperties(props)))
 	return err
 }
 
@@ -392,16 +392,16 @@ func (a *Admin) QueryMessage(ctx context.Context, addr, topic, key string, maxNu
 	ext.SetInt32("maxNum", maxNum)
 	ext.SetInt64("beginTimestamp", begin)
 	ext.SetInt64("endTimestamp", end)
-	resp, err := a.invoke(ctx, addr, remoting.ReqQueryMessage, ext, nil)
+	resp, err := a.invoke(ctx, addr, protocol.ReqQueryMessage, ext, nil)
 	if err != nil {
 		return nil, err
 	}
 	switch resp.Code {
-	case remoting.RespSuccess:
-	case remoting.RespQueryNotFound:
+	case protocol.RespSuccess:
+	case protocol.RespQueryNotFound:
 		return &QueryResult{}, nil
 	default:
-		return nil, responseErr(remoting.ReqQueryMessage, addr, resp)
+		return nil, responseErr(protocol.ReqQueryMessage, addr, resp)
 	}
 	res := &QueryResult{}
 	res.IndexLastUpdateTimestamp, _ = resp.Ext().OptInt64("indexLastUpdateTimestamp", 0)
@@ -418,7 +418,7 @@ func (a *Admin) ViewMessage(ctx context.Context, addr, topic string, offset int6
 		ext["topic"] = topic
 	}
 	ext.SetInt64("offset", offset)
-	resp, err := a.call(ctx, addr, remoting.ReqViewMessageByID, ext, nil)
+	resp, err := a.call(ctx, addr, protocol.ReqViewMessageByID, ext, nil)
 	if err != nil {
 		return nil, err
 	}

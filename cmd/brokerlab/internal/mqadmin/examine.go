@@ -155,7 +155,7 @@ func (a *Admin) ExamineConsumerConnection(ctx context.Context, group, brokerAddr
 }
 
 func notOnline(msg string) error {
-	return fmt.Errorf("%w: %w", ErrNotFound, &remoting.ResponseError{Code: remoting.RespConsumerNotOnline, Remark: msg})
+	return fmt.Errorf("%w: %w", ErrNotFound, &remoting.ResponseError{Code: protocol.RespConsumerNotOnline, Remark: msg})
 }
 
 // ExamineProducerConnection asks a broker of topic's route for a producer
@@ -227,7 +227,7 @@ func (a *Admin) ResetOffsetByTime(ctx context.Context, topic, group string, time
 	var offline []BrokerAddr
 	for _, b := range routeBrokers(rd) {
 		offs, err := a.ResetOffset(ctx, b.Addr, topic, group, timestamp, force)
-		if ResponseCode(err) == remoting.RespConsumerNotOnline {
+		if ResponseCode(err) == protocol.RespConsumerNotOnline {
 			offline = append(offline, b)
 			continue
 		}

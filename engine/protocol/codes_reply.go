@@ -1,4 +1,4 @@
-package remoting
+package protocol
 
 // Request codes of the client-config check (RequestCode.java) served by
 // engine/broker/reply.go, in addition to those in codes.go.

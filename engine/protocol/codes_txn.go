@@ -1,4 +1,4 @@
-package remoting
+package protocol
 
 // Response codes of transactional messages (ResponseCode.java) used by
 // engine/broker/txn.go, in addition to those in codes.go.

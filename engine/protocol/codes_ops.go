@@ -1,4 +1,4 @@
-package remoting
+package protocol
 
 // Operator and admin request codes (RequestCode.java) served by the broker's
 // ops processors (engine/broker/ops.go), in addition to those in codes.go.
