@@ -87,6 +87,45 @@ func (b *segmentBase) WrotePos() int64   { return b.wrote.Load() }
 func (b *segmentBase) FlushedPos() int64 { return b.flushed.Load() }
 func (b *segmentBase) Size() int64       { return b.size }
 
+// appendStart is the opening every Append shares, called with life
+// read-locked: the position to append n bytes at, or the error to return
+// with it — ErrClosed, the sticky error, or ErrFull when n bytes do not
+// fit.
+func (b *segmentBase) appendStart(n int) (int64, error) {
+	w := b.wrote.Load()
+	if b.closed {
+		return w, ErrClosed
+	}
+	if err := b.sticky.get(); err != nil {
+		return w, err
+	}
+	if int64(n) > b.size-w {
+		return w, ErrFull
+	}
+	return w, nil
+}
+
+// flushStart is the opening every Flush shares, called with life
+// read-locked and flushMu held: the flushed position, and ErrClosed or the
+// sticky error when there is nothing to flush. (A closed appender has no
+// Flush in flight, so taking flushMu first never waits.)
+func (b *segmentBase) flushStart() (int64, error) {
+	f := b.flushed.Load()
+	if b.closed {
+		return f, ErrClosed
+	}
+	return f, b.sticky.get()
+}
+
+// readStart is the opening every ReadAt shares, called with life
+// read-locked: ErrClosed, else readSpan.
+func (b *segmentBase) readStart(p []byte, off int64) (int, error) {
+	if b.closed {
+		return 0, ErrClosed
+	}
+	return b.readSpan(p, off)
+}
+
 // fail records err as the appender's sticky error (if it is the first) and
 // returns the recorded error.
 func (b *segmentBase) fail(err error) error {

@@ -258,15 +258,9 @@ func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
 func (a *directAppender) Append(p []byte) (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.wrote.Load(), ErrClosed
-	}
-	w := a.wrote.Load()
-	if err := a.sticky.get(); err != nil {
+	w, err := a.appendStart(len(p))
+	if err != nil {
 		return w, err
-	}
-	if int64(len(p)) > a.size-w {
-		return w, ErrFull
 	}
 	if len(p) == 0 {
 		return w, nil
@@ -335,13 +329,10 @@ func (a *directAppender) CommittedPos() int64 {
 func (a *directAppender) Flush() (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.flushed.Load(), ErrClosed
-	}
 	a.flushMu.Lock()
 	defer a.flushMu.Unlock()
-	f := a.flushed.Load()
-	if err := a.sticky.get(); err != nil {
+	f, err := a.flushStart()
+	if err != nil {
 		return f, err
 	}
 	w, base, err := a.writeTail()

@@ -8,10 +8,7 @@ import "fmt"
 func (a *directAppender) ReadAt(p []byte, off int64) (int, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return 0, ErrClosed
-	}
-	n, rerr := a.readSpan(p, off)
+	n, rerr := a.readStart(p, off)
 	if n == 0 {
 		return 0, rerr
 	}

@@ -76,15 +76,9 @@ func (a *mmapAppender) applyKnobs(cfg Config, wrotePos int64) error {
 func (a *mmapAppender) Append(p []byte) (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.wrote.Load(), ErrClosed
-	}
-	w := a.wrote.Load()
-	if err := a.sticky.get(); err != nil {
+	w, err := a.appendStart(len(p))
+	if err != nil {
 		return w, err
-	}
-	if int64(len(p)) > a.size-w {
-		return w, ErrFull
 	}
 	copy(a.data[w:], p)
 	w += int64(len(p))
@@ -96,13 +90,10 @@ func (a *mmapAppender) Append(p []byte) (int64, error) {
 func (a *mmapAppender) Flush() (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.flushed.Load(), ErrClosed
-	}
 	a.flushMu.Lock()
 	defer a.flushMu.Unlock()
-	f := a.flushed.Load()
-	if err := a.sticky.get(); err != nil {
+	f, err := a.flushStart()
+	if err != nil {
 		return f, err
 	}
 	w := a.wrote.Load()
@@ -111,7 +102,7 @@ func (a *mmapAppender) Flush() (int64, error) {
 	}
 	start := f &^ a.pageMask
 	t0 := time.Now()
-	err := a.file.Msync(a.data[start:w])
+	err = a.file.Msync(a.data[start:w])
 	a.countSync(time.Since(t0))
 	if err != nil {
 		return f, a.fail(err)
@@ -123,10 +114,7 @@ func (a *mmapAppender) Flush() (int64, error) {
 func (a *mmapAppender) ReadAt(p []byte, off int64) (int, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return 0, ErrClosed
-	}
-	n, err := a.readSpan(p, off)
+	n, err := a.readStart(p, off)
 	if n > 0 {
 		copy(p[:n], a.data[off:])
 	}

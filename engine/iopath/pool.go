@@ -219,15 +219,9 @@ func (a *poolAppender) releaseBuffer() {
 func (a *poolAppender) Append(p []byte) (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.wrote.Load(), ErrClosed
-	}
-	w := a.wrote.Load()
-	if err := a.sticky.get(); err != nil {
+	w, err := a.appendStart(len(p))
+	if err != nil {
 		return w, err
-	}
-	if int64(len(p)) > a.size-w {
-		return w, ErrFull
 	}
 	if len(p) == 0 {
 		return w, nil
@@ -248,17 +242,14 @@ func (a *poolAppender) Append(p []byte) (int64, error) {
 func (a *poolAppender) Flush() (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.flushed.Load(), ErrClosed
-	}
 	a.flushMu.Lock()
 	defer a.flushMu.Unlock()
-	f := a.flushed.Load()
-	if err := a.sticky.get(); err != nil {
+	f, err := a.flushStart()
+	if err != nil {
 		return f, err
 	}
 	a.commitMu.Lock()
-	err := a.commitLocked(0)
+	err = a.commitLocked(0)
 	c := a.committed.Load()
 	a.commitMu.Unlock()
 	if err != nil {
@@ -280,10 +271,7 @@ func (a *poolAppender) Flush() (int64, error) {
 func (a *poolAppender) ReadAt(p []byte, off int64) (int, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return 0, ErrClosed
-	}
-	n, rerr := a.readSpan(p, off)
+	n, rerr := a.readStart(p, off)
 	if n == 0 {
 		return 0, rerr
 	}

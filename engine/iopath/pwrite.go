@@ -53,20 +53,13 @@ func (a *pwriteAppender) applyKnobs(cfg Config, wrotePos int64) error {
 func (a *pwriteAppender) Append(p []byte) (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.wrote.Load(), ErrClosed
-	}
-	w := a.wrote.Load()
-	if err := a.sticky.get(); err != nil {
+	w, err := a.appendStart(len(p))
+	if err != nil {
 		return w, err
-	}
-	if int64(len(p)) > a.size-w {
-		return w, ErrFull
 	}
 	if len(p) == 0 {
 		return w, nil
 	}
-	var err error
 	if a.writeAt != nil {
 		_, err = a.writeAt(a.file, p, w)
 	} else {
@@ -85,13 +78,10 @@ func (a *pwriteAppender) Append(p []byte) (int64, error) {
 func (a *pwriteAppender) Flush() (int64, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return a.flushed.Load(), ErrClosed
-	}
 	a.flushMu.Lock()
 	defer a.flushMu.Unlock()
-	f := a.flushed.Load()
-	if err := a.sticky.get(); err != nil {
+	f, err := a.flushStart()
+	if err != nil {
 		return f, err
 	}
 	w := a.wrote.Load()
@@ -99,7 +89,7 @@ func (a *pwriteAppender) Flush() (int64, error) {
 		return f, nil
 	}
 	t0 := time.Now()
-	err := a.file.Datasync()
+	err = a.file.Datasync()
 	a.countSync(time.Since(t0))
 	if err != nil {
 		return f, a.fail(err)
@@ -111,10 +101,7 @@ func (a *pwriteAppender) Flush() (int64, error) {
 func (a *pwriteAppender) ReadAt(p []byte, off int64) (int, error) {
 	a.life.RLock()
 	defer a.life.RUnlock()
-	if a.closed {
-		return 0, ErrClosed
-	}
-	n, rerr := a.readSpan(p, off)
+	n, rerr := a.readStart(p, off)
 	if n == 0 {
 		return 0, rerr
 	}
