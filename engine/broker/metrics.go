@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/record"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // What the broker exposes for monitoring beyond Stats and RuntimeStats:
@@ -43,7 +43,7 @@ func (b *Broker) ConsumerLags() []ConsumerLag {
 	online := b.clients.consumerGroupNames()
 	var out []ConsumerLag
 	for topic, tc := range b.topics.wrapper().TopicConfigTable {
-		if isRetryTopic(topic) || strings.HasPrefix(topic, record.DLQTopicPrefix) {
+		if isRetryTopic(topic) || strings.HasPrefix(topic, protocol.DLQTopicPrefix) {
 			continue
 		}
 		groups := map[string]bool{}

@@ -102,7 +102,7 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 		return putResponse(res, err)
 	}
 	b.log.Debug("message sent back", "group", group, "offset", offset, "to", m.Topic,
-		"reconsumeTimes", m.ReconsumeTimes, "dlq", strings.HasPrefix(retryTopicOf(m), record.DLQTopicPrefix))
+		"reconsumeTimes", m.ReconsumeTimes, "dlq", strings.HasPrefix(retryTopicOf(m), protocol.DLQTopicPrefix))
 	return success()
 }
 

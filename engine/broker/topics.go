@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/protocol"
-	"github.com/brokerlab/brokerlab/engine/record"
 )
 
 // topicTable is the broker's topic configs (TopicConfigManager) with the
@@ -165,9 +164,9 @@ func sameTopicConfig(a, b protocol.TopicConfig) bool {
 		a.TopicFilterType == b.TopicFilterType && maps.Equal(a.Attributes, b.Attributes)
 }
 
-func isRetryTopic(topic string) bool { return strings.HasPrefix(topic, record.RetryTopicPrefix) }
+func isRetryTopic(topic string) bool { return strings.HasPrefix(topic, protocol.RetryTopicPrefix) }
 
-func isDLQTopic(topic string) bool { return strings.HasPrefix(topic, record.DLQTopicPrefix) }
+func isDLQTopic(topic string) bool { return strings.HasPrefix(topic, protocol.DLQTopicPrefix) }
 
 func readable(tc protocol.TopicConfig) bool { return tc.Perm&protocol.PermRead != 0 }
 

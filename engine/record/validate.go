@@ -3,6 +3,8 @@ package record
 import (
 	"fmt"
 	"strings"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // Broker limits (rocketmq-store.md §8.2).
@@ -14,18 +16,20 @@ const (
 	// RetryOrDLQTopicMaxLen is the limit for %RETRY% and %DLQ% topics.
 	RetryOrDLQTopicMaxLen = 255
 
-	RetryTopicPrefix = "%RETRY%"
-	DLQTopicPrefix   = "%DLQ%"
+	// RetryTopicPrefix and DLQTopicPrefix are protocol's, named here for
+	// the validators below.
+	RetryTopicPrefix = protocol.RetryTopicPrefix
+	DLQTopicPrefix   = protocol.DLQTopicPrefix
 )
 
 // notSendableTopics are the system topics a client may not send to.
 var notSendableTopics = [...]string{
-	"SCHEDULE_TOPIC_XXXX",
-	"RMQ_SYS_TRANS_HALF_TOPIC",
-	"RMQ_SYS_TRANS_OP_HALF_TOPIC",
-	"TRANS_CHECK_MAX_TIME_TOPIC",
-	"SELF_TEST_TOPIC",
-	"OFFSET_MOVED_EVENT",
+	protocol.ScheduleTopic,
+	protocol.TransHalfTopic,
+	protocol.TransOpHalfTopic,
+	protocol.TransCheckMaxTimeTopic,
+	protocol.SelfTestTopic,
+	protocol.OffsetMovedEvent,
 }
 
 // ValidateTopic applies TopicValidator.validateTopic: non-blank, only
