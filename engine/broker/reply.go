@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -36,25 +36,20 @@ const (
 // (Broker2Client.callClient: 10 s).
 const replyPushTimeout = 10 * time.Second
 
-// ReplyTopic is a cluster's reply topic, "<cluster>_REPLY_TOPIC"
-// (MixAll.REPLY_TOPIC_POSTFIX), which the broker creates at start with one
-// queue.
-func ReplyTopic(cluster string) string { return cluster + "_REPLY_TOPIC" }
-
 // registerReply registers request-reply (324/325) and CHECK_CLIENT_CONFIG (46).
 func (b *Broker) registerReply() {
 	// Java's replyMessageExecutor; its workers wait for the requester's
 	// answer to the push.
 	reply := b.server.NewExecutor("reply", remoting.ExecutorConfig{Workers: 16 + 2*runtime.NumCPU(), QueueSize: 10000})
-	b.handle(remoting.ReqSendReplyMessage, b.sendReplyMessage, reply)
-	b.handle(remoting.ReqSendReplyMessageV2, b.sendReplyMessage, reply)
-	b.handle(remoting.ReqCheckClientConfig, b.checkClientConfig, nil)
+	b.handle(protocol.ReqSendReplyMessage, b.sendReplyMessage, reply)
+	b.handle(protocol.ReqSendReplyMessageV2, b.sendReplyMessage, reply)
+	b.handle(protocol.ReqCheckClientConfig, b.checkClientConfig, nil)
 }
 
 // createReplyTopic adds the cluster's reply topic (TopicConfigManager does
 // at start): one read and one write queue, read-write.
 func (b *Broker) createReplyTopic() error {
-	if _, _, _, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
+	if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
 		return errors.Join(errors.New("broker: create reply topic"), err)
 	}
 	return nil
@@ -93,7 +88,7 @@ func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req 
 	}
 	m.QueueID = queueID
 
-	resp = remoting.NewResponse(remoting.RespSuccess, "")
+	resp = remoting.NewResponse(protocol.RespSuccess, "")
 	ext := resp.Ext()
 	ext["MSG_REGION"] = "DefaultRegion"
 	ext["TRACE_ON"] = "true"
@@ -102,7 +97,7 @@ func (b *Broker) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req 
 		ext.SetInt32("queueId", queueID)
 		ext.SetInt64("queueOffset", 0)
 	} else {
-		resp.Code, resp.Remark = remoting.RespSystemError, remark
+		resp.Code, resp.Remark = protocol.RespSystemError, remark
 	}
 	if !b.cfg.StoreReplyMessage {
 		return resp, nil
@@ -158,7 +153,7 @@ func (b *Broker) pushReply(ctx context.Context, from *remoting.Conn, h remoting.
 	ext.SetInt32("reconsumeTimes", h.ReconsumeTimes)
 	ext.SetBool("unitMode", h.UnitMode)
 	ext.SetInt64("storeTimestamp", now)
-	push := remoting.NewRequest(remoting.ReqPushReplyMessageToClient, ext)
+	push := remoting.NewRequest(protocol.ReqPushReplyMessageToClient, ext)
 	push.Body = body
 	ctx, cancel := context.WithTimeout(ctx, replyPushTimeout)
 	defer cancel()
@@ -167,7 +162,7 @@ func (b *Broker) pushReply(ctx context.Context, from *remoting.Conn, h remoting.
 		b.log.Warn("push reply message failed", "client", clientID, "err", err)
 		return "push reply message to " + clientID + "fail.", false
 	}
-	if answer.Code != remoting.RespSuccess {
+	if answer.Code != protocol.RespSuccess {
 		b.log.Warn("push reply message refused", "client", clientID, "code", answer.Code, "remark", answer.Remark)
 		return "push reply message to " + clientID + "fail.", false
 	}
@@ -274,12 +269,12 @@ func (b *Broker) checkClientConfig(_ context.Context, _ *remoting.Conn, req *rem
 		return success(), nil
 	}
 	if !b.cfg.EnablePropertyFilter {
-		return remoting.NewResponse(remoting.RespSystemError, remarkPropertyFilterDisabled+sd.ExpressionType), nil
+		return remoting.NewResponse(protocol.RespSystemError, remarkPropertyFilterDisabled+sd.ExpressionType), nil
 	}
 	if _, err := compileFilter(sd.SubString, sd.ExpressionType); err != nil {
 		b.log.Warn("client filter expression does not compile", "client", body.ClientID, "group", body.Group,
 			"expression", sd.SubString, "err", err)
-		return remoting.NewResponse(remoting.RespSubscriptionParseFailed, err.Error()), nil
+		return remoting.NewResponse(protocol.RespSubscriptionParseFailed, err.Error()), nil
 	}
 	return success(), nil
 }

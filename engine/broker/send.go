@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -143,11 +143,11 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	}
 	b.sendBegin(sc, &h)
 	if isRetryTopic(h.Topic) {
-		return responsef(remoting.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)
+		return responsef(protocol.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)
 	}
 	items, err := record.DecodeBatch(req.Body)
 	if err != nil {
-		return responsef(remoting.RespMessageIllegal, "bad batch body: %v", err)
+		return responsef(protocol.RespMessageIllegal, "bad batch body: %v", err)
 	}
 	born := bornHost(conn)
 	msgs := make([]*record.Message, len(items))
@@ -221,8 +221,8 @@ func (b *Broker) checkValidated(m *record.Message, err error) *remoting.Command 
 	if err != nil {
 		return validationResponse(err)
 	}
-	if m.Topic == ScheduleTopic {
-		return responsef(remoting.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+	if m.Topic == protocol.ScheduleTopic {
+		return responsef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	return nil
 }
@@ -230,11 +230,11 @@ func (b *Broker) checkValidated(m *record.Message, err error) *remoting.Command 
 func validationResponse(err error) *remoting.Command {
 	switch {
 	case errors.Is(err, record.ErrTopicInvalid), errors.Is(err, record.ErrTopicTooLong):
-		return remoting.NewResponse(remoting.RespInvalidParameter, err.Error())
+		return remoting.NewResponse(protocol.RespInvalidParameter, err.Error())
 	case errors.Is(err, record.ErrTopicNotSendable):
-		return remoting.NewResponse(remoting.RespNoPermission, err.Error())
+		return remoting.NewResponse(protocol.RespNoPermission, err.Error())
 	default:
-		return remoting.NewResponse(remoting.RespMessageIllegal, err.Error())
+		return remoting.NewResponse(protocol.RespMessageIllegal, err.Error())
 	}
 }
 
@@ -243,55 +243,55 @@ func validationResponse(err error) *remoting.Command {
 // topic created on first send — or one whose creation no name server has
 // confirmed yet — is answered only once every name server took it (an
 // error naming those that did not, the topic kept), as an admin create is.
-func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32) (namesrv.TopicConfig, *remoting.Command) {
+func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32) (protocol.TopicConfig, *remoting.Command) {
 	tc, ver, ok := b.topics.getVersioned(topic)
 	if !ok {
 		var err error
 		switch {
 		case isRetryTopic(topic):
-			tc, _, ver, err = b.topics.createIfAbsent(namesrv.NewTopicConfig(topic, 1))
+			tc, _, ver, err = b.topics.createIfAbsent(protocol.NewTopicConfig(topic, 1))
 		case b.ops.autoCreateTopic.Load(): // cfg.AutoCreateTopic, live (ops_config.go)
 			def, found := b.topics.get(defaultTopic)
-			if !found || def.Perm&namesrv.PermInherit == 0 {
-				return tc, responsef(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
+			if !found || def.Perm&protocol.PermInherit == 0 {
+				return tc, responsef(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
 			}
 			n := def.WriteQueueNums
 			if defaultQueueNums > 0 {
 				n = min(n, defaultQueueNums)
 			}
-			created := namesrv.NewTopicConfig(topic, n)
-			created.Perm = def.Perm &^ namesrv.PermInherit
+			created := protocol.NewTopicConfig(topic, n)
+			created.Perm = def.Perm &^ protocol.PermInherit
 			tc, _, ver, err = b.topics.createIfAbsent(created)
 			if err == nil {
 				b.log.Info("auto-created topic", "topic", topic, "queues", n, "from", defaultTopic)
 			}
 		default:
-			return tc, responsef(remoting.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
+			return tc, responsef(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
 		}
 		if err != nil {
-			return tc, responsef(remoting.RespSystemError, "create topic %s: %v", topic, err)
+			return tc, responsef(protocol.RespSystemError, "create topic %s: %v", topic, err)
 		}
 	}
 	if resp := b.routeResponse(topic, "created", ver); resp != nil {
 		return tc, resp
 	}
 	if !writable(tc) {
-		return tc, responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", topic)
+		return tc, responsef(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", topic)
 	}
 	return tc, nil
 }
 
 // pickQueue checks a producer's queue id; a negative one picks a write
 // queue round robin.
-func (b *Broker) pickQueue(tc namesrv.TopicConfig, queueID int32) (int32, *remoting.Command) {
+func (b *Broker) pickQueue(tc protocol.TopicConfig, queueID int32) (int32, *remoting.Command) {
 	if queueID < 0 {
 		if tc.WriteQueueNums <= 0 {
-			return 0, responsef(remoting.RespNoPermission, "topic[%s] has no write queue", tc.TopicName)
+			return 0, responsef(protocol.RespNoPermission, "topic[%s] has no write queue", tc.TopicName)
 		}
 		return int32(b.queueSeq.Add(1) % uint32(tc.WriteQueueNums)), nil
 	}
 	if queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
-		return 0, responsef(remoting.RespInvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]",
+		return 0, responsef(protocol.RespInvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.writeQueueNums:[%d]",
 			queueID, tc.TopicName, tc.WriteQueueNums)
 	}
 	return queueID, nil
@@ -327,16 +327,16 @@ func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHead
 
 // deadLetterTopic returns (creating) the DLQ topic of group: one queue,
 // readable so operators can drain it.
-func (b *Broker) deadLetterTopic(group string) (namesrv.TopicConfig, *remoting.Command) {
-	tc, _, ver, err := b.topics.createIfAbsent(namesrv.NewTopicConfig(DLQTopic(group), 1))
+func (b *Broker) deadLetterTopic(group string) (protocol.TopicConfig, *remoting.Command) {
+	tc, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.DLQTopic(group), 1))
 	if err != nil {
-		return tc, responsef(remoting.RespSystemError, "create topic %s: %v", DLQTopic(group), err)
+		return tc, responsef(protocol.RespSystemError, "create topic %s: %v", protocol.DLQTopic(group), err)
 	}
 	if resp := b.routeResponse(tc.TopicName, "created", ver); resp != nil {
 		return tc, resp
 	}
 	if !writable(tc) {
-		return tc, responsef(remoting.RespNoPermission, "the topic[%s] sending message is forbidden", tc.TopicName)
+		return tc, responsef(protocol.RespNoPermission, "the topic[%s] sending message is forbidden", tc.TopicName)
 	}
 	return tc, nil
 }
@@ -362,7 +362,7 @@ func (b *Broker) applyDelay(m *record.Message) {
 		props = []byte(setProperty(string(props), record.PropertyDelayTimeLevel, strconv.Itoa(level)))
 	}
 	m.Properties = string(props)
-	m.Topic, m.QueueID = ScheduleTopic, int32(level-1)
+	m.Topic, m.QueueID = protocol.ScheduleTopic, int32(level-1)
 }
 
 func mustAtoi(s string) int {
@@ -383,34 +383,34 @@ func putCode(res PutResult, err error) (code int32, remark string) {
 	}
 	switch res.Status {
 	case PutOK:
-		code = remoting.RespSuccess
+		code = protocol.RespSuccess
 	case PutFlushDiskTimeout:
-		code = remoting.RespFlushDiskTimeout
+		code = protocol.RespFlushDiskTimeout
 	case PutFlushSlaveTimeout:
-		code = remoting.RespFlushSlaveTimeout
+		code = protocol.RespFlushSlaveTimeout
 	case PutSlaveNotAvailable:
-		code = remoting.RespSlaveNotAvailable
+		code = protocol.RespSlaveNotAvailable
 	case PutServiceNotAvailable:
-		code = remoting.RespServiceNotAvailable
+		code = protocol.RespServiceNotAvailable
 		if remark == "" {
 			remark = "service not available now, maybe disk full or the broker is stopping"
 		}
 	case PutMessageIllegal, PutPropertiesSizeExceeded:
-		code = remoting.RespMessageIllegal
+		code = protocol.RespMessageIllegal
 		if remark == "" {
 			remark = "the message is illegal, maybe msg body or properties length not matched"
 		}
 	case PutOSPageCacheBusy:
-		code = remoting.RespSystemBusy
+		code = protocol.RespSystemBusy
 		remark = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
 	default:
-		code = remoting.RespSystemError
+		code = protocol.RespSystemError
 		if remark == "" {
 			remark = "put message failed: " + res.Status.String()
 		}
 	}
-	if code == remoting.RespSuccess && err != nil {
-		code = remoting.RespSystemError
+	if code == protocol.RespSuccess && err != nil {
+		code = protocol.RespSystemError
 	}
 	return code, remark
 }

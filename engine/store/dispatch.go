@@ -12,12 +12,9 @@ import (
 	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
-
-// scheduleTopic is SCHEDULE_TOPIC_XXXX: its units carry the delivery time
-// as tags code.
-const scheduleTopic = "SCHEDULE_TOPIC_XXXX"
 
 // dispatchChunk is how much of the commit log the dispatcher reads at once.
 const dispatchChunk = 1 << 20
@@ -445,7 +442,7 @@ func (d *dispatcher) keyString(k []byte) string {
 // tagsCode is the unit's tags code: the TAGS hash, or for a delayed
 // message in SCHEDULE_TOPIC_XXXX its delivery time.
 func (s *Store) tagsCode(topic string, rec *record.Record) int64 {
-	if topic == scheduleTopic {
+	if topic == protocol.ScheduleTopic {
 		if v, ok := rec.Property(record.PropertyDelayTimeLevel); ok {
 			if lvl, err := strconv.Atoi(string(v)); err == nil && lvl > 0 {
 				lvl = min(lvl, len(s.delayLevels))
