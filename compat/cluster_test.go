@@ -194,7 +194,14 @@ func TestTwoMasterSlavePairs(t *testing.T) {
 			drains = append(drains, body)
 		}
 	}
-	time.Sleep(2 * time.Second) // held pulls answer at once; the rest stay undelivered until Resume
+	// Both consumers had consumed everything and were idle, so each of the
+	// eight queues had one pull held by its broker (held for up to the
+	// client's 20 s suspend time, far longer than the sends above take).
+	// Each drain message answers its queue's held pull, and the suspended
+	// consumers issue no new pull: once all eight drains are delivered, no
+	// pull is outstanding and the messages that follow stay undelivered
+	// until Resume.
+	waitUntil(t, "each queue's held pull to answer with its drain message", deliverLimit, func() bool { return rec.has("", drains) })
 
 	var mid []string
 	midOnA := 0

@@ -134,7 +134,7 @@ func TestEscapedValuesShareTheHeaderChunk(t *testing.T) {
 		t.Fatalf("decoded %q %q", c.Remark, c.ExtFields)
 	}
 	if raceEnabled {
-		return
+		t.Skip("decoding checked; the allocation count is not: sync.Pool drops items at random under -race")
 	}
 	plain := []byte(`{"code":310,"extFields":{"i":"TAGS a","b":"T"}}`)
 	escaped := []byte(`{"code":310,"extFields":{"i":"TAGS\u0001a\u0002","b":"T"}}`)
@@ -169,7 +169,7 @@ func TestBinaryHeaderOneChunk(t *testing.T) {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
 	if raceEnabled {
-		return
+		t.Skip("decoding checked; the allocation count is not: sync.Pool drops items at random under -race")
 	}
 	decode := func(h []byte) func() {
 		return func() {

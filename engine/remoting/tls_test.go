@@ -74,6 +74,10 @@ func tlsClient(t *testing.T, c TLSClientConfig) *Client {
 	cfg := DefaultClientConfig()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.TLS = conf
+	// The dial timeout covers the handshake; under -race on two busy cores a
+	// handshake can take longer than the 3 s default, so the test's own 10 s
+	// request deadline (ask) is the limit here, not the product default.
+	cfg.DialTimeout = 10 * time.Second
 	cl := NewClient(cfg)
 	t.Cleanup(func() { cl.Close() })
 	return cl

@@ -70,6 +70,16 @@ func env(t *testing.T, topic string, queues int32) (*namesrv.Server, *broker.Bro
 	if err := nd.CreateTopic(ctx, topic, queues); err != nil {
 		t.Fatal(err)
 	}
+	// The broker registers the new topic with the name server after it
+	// answers the creation; the official client finds brokers only through
+	// the name server, so wait for the route.
+	for _, ok := ns.TopicRoute(topic); !ok; _, ok = ns.TopicRoute(topic) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the name server never got a route for %s", topic)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	return ns, b, rec
 }
 
