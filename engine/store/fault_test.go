@@ -514,20 +514,51 @@ func TestFaultSlowFlush(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				id := inj.Add(segmentRule(cfg, flushOpFor(path), faultfs.Always(), nil, 3*time.Second))
+				// The segment's flush stalls until released. A sync put waits
+				// for the flush: it is released once it has stalled. Group
+				// commit's leader runs the flush itself: it is released once
+				// it has stalled longer than the 1 s timeout, so the leader
+				// finds its commit late. rmqgroup's flusher goroutine runs
+				// it: the put times out while it stalls, and the test
+				// releases it then. An async put does not wait at all.
+				stall := make(chan struct{})
+				rule := segmentRule(cfg, flushOpFor(path), faultfs.Always(), nil, 0)
+				rule.Hold = stall
+				id := inj.Add(rule)
+				released := make(chan struct{})
+				go func() {
+					defer close(released)
+					if pol == flush.Sync || pol == flush.Group {
+						for deadline := time.Now().Add(30 * time.Second); inj.Fired(id) == 0 && time.Now().Before(deadline); {
+							time.Sleep(time.Millisecond)
+						}
+						if pol == flush.Group {
+							time.Sleep(cfg.CommitLog.Flush.SyncFlushTimeout + 100*time.Millisecond) // the stall outlasts the timeout by construction
+						}
+						close(stall)
+					}
+				}()
 				r, err := led.put(s, faultMsg(rng, 4), pol != flush.Async)
 				switch pol {
 				case flush.Group, flush.RMQGroup:
 					if StatusOf(err) != FlushDiskTimeout || r.Status != FlushDiskTimeout || !errors.Is(err, flush.ErrTimeout) {
-						t.Fatalf("group commit behind a 3 s flush (timeout 1 s): %v, want FLUSH_DISK_TIMEOUT", err)
+						t.Fatalf("group commit behind a stalled flush (timeout 1 s): %v, want FLUSH_DISK_TIMEOUT", err)
 					}
 					if !r.Status.Stored() || r.WroteBytes == 0 {
 						t.Fatalf("FLUSH_DISK_TIMEOUT result does not describe the stored message: %+v", r)
 					}
 				default:
 					if err != nil {
-						t.Fatalf("%s put behind a slow flush: %v", pol, err)
+						t.Fatalf("%s put behind a stalled flush: %v", pol, err)
 					}
+				}
+				<-released
+				if pol == flush.Sync || pol == flush.Group {
+					if inj.Fired(id) == 0 {
+						t.Fatalf("the %s put returned without its flush reaching the segment", pol)
+					}
+				} else {
+					close(stall)
 				}
 				inj.Remove(id)
 				// The timed-out message is durable once a later flush covers it.

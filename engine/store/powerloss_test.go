@@ -52,7 +52,7 @@ import (
 // BROKERLAB_LONG=1) makes powerLossLongCuts.
 
 const (
-	powerLossCuts     = 50
+	powerLossCuts     = 25
 	powerLossLongCuts = 1000
 	powerLossChain    = 10
 	powerLossTopic    = "PLOSS"

@@ -379,27 +379,34 @@ func TestDispatchBoundInsideARecord(t *testing.T) {
 	for i := 0; i < 200; i++ { // ~600 KiB of 3,000-byte records: two full 256 KiB buffers
 		last = mustPut(t, s, newMsg(rng, "T", 0, i, 3000, ""))
 	}
-	// The writer goroutine writes the full buffers in the background.
+	// The writer goroutine writes full buffers in the background; wait for
+	// the first (the bound it leaves, 256 KiB, falls inside a 3,000-byte
+	// record). Later buffers may still be written while the test runs, so
+	// the bound is read again each time it is compared.
 	var committed int64
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if committed = s.CommitLog().CommittedOffset(); committed >= 512<<10 || time.Now().After(deadline) {
+		if committed = s.CommitLog().CommittedOffset(); committed >= 256<<10 {
 			break
 		}
-	}
-	if committed <= 0 || committed >= last.WroteOffset {
-		t.Fatalf("committed offset %d: the test needs it inside the log (end %d)", committed, last.WroteOffset+last.WroteBytes)
+		if time.Now().After(deadline) {
+			t.Fatalf("committed offset %d after 10 s: no full buffer written", committed)
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	var served int64
 	for {
 		served = s.GetMaxOffsetInQueue("T", 0)
-		if s.DispatchedOffset() > 0 && s.DispatchedOffset() <= committed && committed-s.DispatchedOffset() < 3500 {
+		committed = s.CommitLog().CommittedOffset()
+		if d := s.DispatchedOffset(); d > 0 && d <= committed && committed-d < 3500 && s.GetMaxOffsetInQueue("T", 0) == served {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("dispatched to %d, committed %d", s.DispatchedOffset(), committed)
 		}
 		time.Sleep(time.Millisecond)
+	}
+	if committed >= last.WroteOffset {
+		t.Fatalf("committed offset %d: the test needs it inside the log (last record at %d)", committed, last.WroteOffset)
 	}
 	if n := s.Stats().DispatchErrors; n != 0 {
 		t.Fatalf("%d dispatch errors: a bound inside a record was taken for corruption", n)

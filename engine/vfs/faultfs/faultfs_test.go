@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -227,5 +228,31 @@ func TestConcurrentRulesAndCalls(t *testing.T) {
 	wg.Wait()
 	if got := in.Calls(vfs.OpWrite); got != 2000 {
 		t.Fatalf("Calls = %d, want 2000", got)
+	}
+}
+
+// TestHoldBlocksUntilClosed: a firing call waits on its rule's Hold until
+// the channel is closed, and then returns the rule's error; calls the rule
+// does not match pass.
+func TestHoldBlocksUntilClosed(t *testing.T) {
+	in := NewInjector(1)
+	hold := make(chan struct{})
+	id := in.Add(Rule{Op: vfs.OpSync, Err: syscall.EIO, Hold: hold})
+	done := make(chan error, 1)
+	go func() { done <- in.Check(vfs.OpSync, "f") }()
+	for in.Fired(id) == 0 {
+		runtime.Gosched()
+	}
+	if err := in.Check(vfs.OpWrite, "f"); err != nil {
+		t.Fatalf("a call the held rule does not match: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("held call returned (%v) before Hold was closed", err)
+	default:
+	}
+	close(hold)
+	if err := <-done; !errors.Is(err, syscall.EIO) {
+		t.Fatalf("released call: %v, want EIO", err)
 	}
 }

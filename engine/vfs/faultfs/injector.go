@@ -5,7 +5,8 @@
 // An Injector holds Rules. Every operation performed through a wrapped FS,
 // or through a File it returned, first asks the Injector: each Rule whose Op
 // and path filter match counts the call and, if its Trigger fires, adds its
-// Delay and (the first firing rule with a non-nil Err wins) makes the
+// Delay, waits on its Hold channel if it has one, and (the first firing
+// rule with a non-nil Err wins) makes the
 // operation fail with an error wrapping both ErrInjected and the Rule's Err.
 // An operation that fails this way is not performed at all.
 //
@@ -95,6 +96,10 @@ type Rule struct {
 	Err error
 	// Delay is slept before the call proceeds (or fails), e.g. a slow fsync.
 	Delay time.Duration
+	// Hold, if non-nil, blocks a firing call (after its Delay) until the
+	// channel is closed: a stalled fsync that lasts exactly as long as the
+	// test needs it to, with no guess at a duration.
+	Hold <-chan struct{}
 }
 
 // RuleID identifies an added rule.
@@ -194,6 +199,7 @@ func (in *Injector) Check(op vfs.Op, path string) error {
 	}
 	var delay time.Duration
 	var err error
+	var holds []<-chan struct{}
 	in.mu.Lock()
 	for _, r := range in.rules {
 		if r.rule.Op != "" && r.rule.Op != op {
@@ -220,6 +226,9 @@ func (in *Injector) Check(op vfs.Op, path string) error {
 		r.fired++
 		in.fired[r.id]++
 		delay += r.rule.Delay
+		if r.rule.Hold != nil {
+			holds = append(holds, r.rule.Hold)
+		}
 		if err == nil && r.rule.Err != nil {
 			err = fmt.Errorf("%w (%s %s, rule %d %s): %w", ErrInjected, op, path, r.id, r.rule.When, r.rule.Err)
 		}
@@ -227,6 +236,9 @@ func (in *Injector) Check(op vfs.Op, path string) error {
 	in.mu.Unlock()
 	if delay > 0 {
 		time.Sleep(delay)
+	}
+	for _, h := range holds {
+		<-h
 	}
 	return err
 }
