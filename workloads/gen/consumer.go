@@ -108,7 +108,13 @@ func (r *queueReader) pull(ctx context.Context, env Env, e2e bool) (n int, bytes
 }
 
 // tail follows the queue until ctx ends or, once the producers are done, the
-// queue's end is reached.
+// queue's end is reached: the max offset read after the producers returned
+// and, where the producers report their acknowledgements, every message
+// acknowledged on this queue. The max offset alone is not the end: it is
+// what the store has dispatched, which trails acknowledged sends (by the
+// reput interval, or by much more on a loaded machine or under async
+// flush); stopping there would drop the last messages' e2e samples and
+// hide a lost message.
 func (r *queueReader) tail(ctx context.Context, env Env) {
 	tm := time.NewTimer(time.Hour)
 	tm.Stop()
@@ -124,7 +130,9 @@ func (r *queueReader) tail(ctx context.Context, env Env) {
 			}
 		}
 		if final >= 0 && r.offset >= final {
-			return
+			if want, ok := env.ackedIn(r.q); !ok || r.tracker.Unique() >= want {
+				return
+			}
 		}
 		if !sleepUntil(ctx, tm, time.Now().Add(r.cfg.PollInterval)) {
 			return

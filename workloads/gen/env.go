@@ -18,6 +18,45 @@ type Env struct {
 	MeasureFrom   time.Time       // end of warm-up (== Start without warm-up)
 	End           time.Time       // producers stop issuing at End; zero: unbounded
 	ProducersDone <-chan struct{} // closed when every producer has returned (nil: never)
+
+	acks *ackTally // set by Run: what the producers had acknowledged when they returned
+}
+
+// ackTally is the producers' acknowledged messages per queue, filled once
+// every producer has returned and before ProducersDone is closed (so a
+// reader that saw ProducersDone closed reads it without a lock). known is
+// false when a producer does not report its counts.
+type ackTally struct {
+	known bool
+	byQ   map[workloads.QueueRef]int64
+}
+
+// statsReporter is a Producer that counts its acknowledgements
+// (ClosedLoop, OpenLoop).
+type statsReporter interface{ Stats() ProducerStats }
+
+func tallyAcks(producers []Producer) *ackTally {
+	t := &ackTally{known: true, byQ: map[workloads.QueueRef]int64{}}
+	for _, p := range producers {
+		sr, ok := p.(statsReporter)
+		if !ok {
+			return &ackTally{}
+		}
+		for q, n := range sr.Stats().AckedByQueue {
+			t.byQ[q] += n
+		}
+	}
+	return t
+}
+
+// ackedIn returns how many messages the producers had acknowledged on q
+// when they returned; ok is false before ProducersDone is closed or when
+// unknown.
+func (e Env) ackedIn(q workloads.QueueRef) (n int64, ok bool) {
+	if e.acks == nil || !closed(e.ProducersDone) || !e.acks.known {
+		return 0, false
+	}
+	return e.acks.byQ[q], true
 }
 
 func (e Env) pastEnd(t time.Time) bool { return !e.End.IsZero() && !t.Before(e.End) }

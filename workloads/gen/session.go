@@ -90,8 +90,10 @@ func Run(ctx context.Context, cfg RunConfig, col *hist.Collector, producers []Pr
 		env.End = env.MeasureFrom.Add(cfg.Duration)
 	}
 	prodDone := make(chan struct{})
+	acks := &ackTally{} // filled before prodDone is closed
 	if len(producers) > 0 {
 		env.ProducersDone = prodDone
+		env.acks = acks
 	}
 	col.Start(start, env.MeasureFrom)
 	if cfg.OnStart != nil {
@@ -129,7 +131,11 @@ func Run(ctx context.Context, cfg RunConfig, col *hist.Collector, producers []Pr
 			}
 		}()
 	}
-	go func() { pwg.Wait(); close(prodDone) }()
+	go func() {
+		pwg.Wait()
+		*acks = *tallyAcks(producers)
+		close(prodDone)
+	}()
 	consDone := make(chan struct{})
 	for _, c := range consumers {
 		cwg.Add(1)
