@@ -376,7 +376,7 @@ func TestDispatchBoundInsideARecord(t *testing.T) {
 	defer mustClose(t, s)
 	rng := rand.New(rand.NewPCG(5, 6))
 	var last PutResult
-	for i := 0; i < 200; i++ { // ~600 KiB of 3,000-byte records: two full 256 KiB buffers
+	for i := 0; i < 200; i++ { // ~300 KiB of records of 1 to 3,000 bytes: one full 256 KiB buffer
 		last = mustPut(t, s, newMsg(rng, "T", 0, i, 3000, ""))
 	}
 	// The writer goroutine writes full buffers in the background; wait for
