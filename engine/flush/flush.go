@@ -5,7 +5,7 @@
 //	async  RocketMQ FlushRealTimeService: every Interval (500 ms) flush if at
 //	       least LeastPages (4) pages are dirty, and everything at least every
 //	       ThoroughInterval (10 s); appends are acknowledged at once.
-//	group  group commit in the manner of pebble's LogWriter: a committer
+//	group  leader/follower group commit (no flusher goroutine): a committer
 //	       whose position is not yet flushed flushes inline when no flush
 //	       is running (the leader); everyone who arrives while a flush runs
 //	       is served by the next single flush, which one of them runs. An
@@ -14,8 +14,9 @@
 //	       CoalesceWait the leader first waits (bounded) until the last
 //	       round's producers are back, so a flush carries all of them.
 //	rmqgroup  RocketMQ GroupCommitService: committers queue a request and
-//	       kick one flusher goroutine, which swaps its double-buffered
-//	       request lists and serves the read list with one flush.
+//	       kick one dedicated flusher goroutine, which swaps its
+//	       double-buffered request lists and serves the read list with one
+//	       flush (the shape of pebble's LogWriter flush loop).
 //
 // sync, group and rmqgroup also wake every TickInterval (10 ms, RocketMQ's
 // GroupCommitService waitForRunning(10)) and flush whatever was appended but

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// groupPolicy is group commit in the manner of pebble's LogWriter, without
-// a flusher goroutine on the fast path:
+// groupPolicy is leader/follower group commit, without a flusher goroutine
+// (pebble's LogWriter runs a dedicated flush loop, the shape of
+// rmqGroupPolicy):
 //
 //   - A committer whose position is not yet flushed takes the flush token if
 //     no flush is running and flushes inline itself (the leader). With one
