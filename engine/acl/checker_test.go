@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 const (
@@ -67,36 +69,36 @@ func TestPermissionMatrix(t *testing.T) {
 		body []byte
 		deny string // "" = allowed; otherwise a substring of the remark
 	}{
-		{"send PUB topic", codeSendMessage, map[string]string{"topic": "topicP"}, []byte("m"), ""},
-		{"send PUB|SUB topic", codeSendMessageV2, map[string]string{"b": "topicB"}, nil, ""},
-		{"send SUB-only topic", codeSendMessageV2, map[string]string{"b": "topicC"}, nil, "no PUB permission on topic:topicC (request 310; topicPerms grants SUB)"},
-		{"send DENY topic", codeSendBatchMessage, map[string]string{"b": "topicA"}, nil, "no PUB permission on topic:topicA"},
-		{"send default DENY topic", codeSendMessage, map[string]string{"topic": "other"}, nil, "defaultTopicPerm grants DENY"},
-		{"send to a retry topic is SUB on the group", codeSendMessageV2, map[string]string{"b": "%RETRY%groupC"}, nil, ""},
-		{"send to a denied group's retry topic", codeSendMessageV2, map[string]string{"b": "%RETRY%groupA"}, nil, "no SUB permission on group:groupA"},
-		{"pull SUB topic, SUB group", codePullMessage, map[string]string{"topic": "topicC", "consumerGroup": "groupC"}, nil, ""},
-		{"pull default group SUB", codePullMessage, map[string]string{"topic": "topicB", "consumerGroup": "anyGroup"}, nil, ""},
-		{"pull PUB-only topic", codePullMessage, map[string]string{"topic": "topicP", "consumerGroup": "groupC"}, nil, "no SUB permission on topic:topicP"},
-		{"pull denied group", codePullMessage, map[string]string{"topic": "topicC", "consumerGroup": "groupA"}, nil, "no SUB permission on group:groupA (request 11; groupPerms grants DENY)"},
-		{"lite pull denied topic", codeLitePullMessage, map[string]string{"topic": "topicA", "consumerGroup": "groupC"}, nil, "topic:topicA"},
-		{"query offset", codeQueryConsumerOffset, map[string]string{"topic": "topicC", "consumerGroup": "groupB"}, nil, ""},
-		{"query offset denied group", codeQueryConsumerOffset, map[string]string{"topic": "topicC", "consumerGroup": "groupA"}, nil, "group:groupA"},
-		{"update offset denied topic", codeUpdateConsumerOffset, map[string]string{"topic": "topicA", "consumerGroup": "groupC"}, nil, "topic:topicA"},
-		{"send back to a SUB group", codeConsumerSendMsgBack, map[string]string{"group": "groupB"}, nil, ""},
-		{"send back to a denied group", codeConsumerSendMsgBack, map[string]string{"group": "groupA"}, nil, "group:groupA"},
-		{"heartbeat", codeHeartBeat, nil, hb("groupC", "topicC", "topicB"), ""},
-		{"heartbeat subscribing a denied topic", codeHeartBeat, nil, hb("groupC", "topicC", "topicA"), "topic:topicA"},
-		{"heartbeat of a denied group", codeHeartBeat, nil, hb("groupA", "topicC"), "group:groupA"},
-		{"heartbeat body garbage", codeHeartBeat, nil, []byte("{"), "heartbeat body"},
-		{"consumer list of a denied group", codeGetConsumerListByGroup, map[string]string{"consumerGroup": "groupA"}, nil, "group:groupA"},
-		{"unregister producer only", codeUnregisterClient, map[string]string{"producerGroup": "pg", "clientID": "c"}, nil, ""},
-		{"query message denied topic", codeQueryMessage, map[string]string{"topic": "topicA", "key": "k"}, nil, "topic:topicA"},
+		{"send PUB topic", protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, []byte("m"), ""},
+		{"send PUB|SUB topic", protocol.ReqSendMessageV2, map[string]string{"b": "topicB"}, nil, ""},
+		{"send SUB-only topic", protocol.ReqSendMessageV2, map[string]string{"b": "topicC"}, nil, "no PUB permission on topic:topicC (request 310; topicPerms grants SUB)"},
+		{"send DENY topic", protocol.ReqSendBatchMessage, map[string]string{"b": "topicA"}, nil, "no PUB permission on topic:topicA"},
+		{"send default DENY topic", protocol.ReqSendMessage, map[string]string{"topic": "other"}, nil, "defaultTopicPerm grants DENY"},
+		{"send to a retry topic is SUB on the group", protocol.ReqSendMessageV2, map[string]string{"b": "%RETRY%groupC"}, nil, ""},
+		{"send to a denied group's retry topic", protocol.ReqSendMessageV2, map[string]string{"b": "%RETRY%groupA"}, nil, "no SUB permission on group:groupA"},
+		{"pull SUB topic, SUB group", protocol.ReqPullMessage, map[string]string{"topic": "topicC", "consumerGroup": "groupC"}, nil, ""},
+		{"pull default group SUB", protocol.ReqPullMessage, map[string]string{"topic": "topicB", "consumerGroup": "anyGroup"}, nil, ""},
+		{"pull PUB-only topic", protocol.ReqPullMessage, map[string]string{"topic": "topicP", "consumerGroup": "groupC"}, nil, "no SUB permission on topic:topicP"},
+		{"pull denied group", protocol.ReqPullMessage, map[string]string{"topic": "topicC", "consumerGroup": "groupA"}, nil, "no SUB permission on group:groupA (request 11; groupPerms grants DENY)"},
+		{"lite pull denied topic", protocol.ReqLitePullMessage, map[string]string{"topic": "topicA", "consumerGroup": "groupC"}, nil, "topic:topicA"},
+		{"query offset", protocol.ReqQueryConsumerOffset, map[string]string{"topic": "topicC", "consumerGroup": "groupB"}, nil, ""},
+		{"query offset denied group", protocol.ReqQueryConsumerOffset, map[string]string{"topic": "topicC", "consumerGroup": "groupA"}, nil, "group:groupA"},
+		{"update offset denied topic", protocol.ReqUpdateConsumerOffset, map[string]string{"topic": "topicA", "consumerGroup": "groupC"}, nil, "topic:topicA"},
+		{"send back to a SUB group", protocol.ReqConsumerSendMsgBack, map[string]string{"group": "groupB"}, nil, ""},
+		{"send back to a denied group", protocol.ReqConsumerSendMsgBack, map[string]string{"group": "groupA"}, nil, "group:groupA"},
+		{"heartbeat", protocol.ReqHeartBeat, nil, hb("groupC", "topicC", "topicB"), ""},
+		{"heartbeat subscribing a denied topic", protocol.ReqHeartBeat, nil, hb("groupC", "topicC", "topicA"), "topic:topicA"},
+		{"heartbeat of a denied group", protocol.ReqHeartBeat, nil, hb("groupA", "topicC"), "group:groupA"},
+		{"heartbeat body garbage", protocol.ReqHeartBeat, nil, []byte("{"), "heartbeat body"},
+		{"consumer list of a denied group", protocol.ReqGetConsumerListByGroup, map[string]string{"consumerGroup": "groupA"}, nil, "group:groupA"},
+		{"unregister producer only", protocol.ReqUnregisterClient, map[string]string{"producerGroup": "pg", "clientID": "c"}, nil, ""},
+		{"query message denied topic", protocol.ReqQueryMessage, map[string]string{"topic": "topicA", "key": "k"}, nil, "topic:topicA"},
 		{"a code without resources", 30, map[string]string{"topic": "topicA", "queueId": "0"}, nil, ""},
-		{"create topic", codeUpdateAndCreateTopic, map[string]string{"topic": "topicB"}, nil, "needs an admin account; accessKey=RocketMQ is not admin"},
-		{"delete topic", codeDeleteTopicInBroker, map[string]string{"topic": "topicB"}, nil, "needs an admin"},
-		{"subscription group create", codeUpdateAndCreateSubscriptionGrp, nil, []byte("{}"), "needs an admin"},
-		{"broker config update", codeUpdateBrokerConfig, nil, nil, "needs an admin"},
-		{"reset offset", codeInvokeBrokerToResetOffset, map[string]string{"topic": "topicC", "group": "groupC"}, nil, "needs an admin"},
+		{"create topic", protocol.ReqUpdateAndCreateTopic, map[string]string{"topic": "topicB"}, nil, "needs an admin account; accessKey=RocketMQ is not admin"},
+		{"delete topic", protocol.ReqDeleteTopicInBroker, map[string]string{"topic": "topicB"}, nil, "needs an admin"},
+		{"subscription group create", protocol.ReqUpdateAndCreateSubscriptionGroup, nil, []byte("{}"), "needs an admin"},
+		{"broker config update", protocol.ReqUpdateBrokerConfig, nil, nil, "needs an admin"},
+		{"reset offset", protocol.ReqInvokeBrokerToResetOffset, map[string]string{"topic": "topicC", "group": "groupC"}, nil, "needs an admin"},
 	}
 	for _, c := range cases {
 		ext := map[string]string{}
@@ -116,7 +118,7 @@ func TestPermissionMatrix(t *testing.T) {
 	}
 	// The admin account passes everything, admin codes included.
 	for _, c := range cases {
-		if c.code == codeHeartBeat && c.deny == "heartbeat body" {
+		if c.code == protocol.ReqHeartBeat && c.deny == "heartbeat body" {
 			continue
 		}
 		ext := map[string]string{}
@@ -131,73 +133,73 @@ func TestPermissionMatrix(t *testing.T) {
 
 func TestSignatureAndIdentity(t *testing.T) {
 	r := testRules(t)
-	ok := signed(codeSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, sk1)
+	ok := signed(protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, sk1)
 	if err := r.Check(ok); err != nil {
 		t.Fatal(err)
 	}
-	wrong := signed(codeSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, "wrong-secret")
+	wrong := signed(protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, "wrong-secret")
 	wantDenied(t, r.Check(wrong), "signature check failed for accessKey=RocketMQ")
 
 	// Changing a field or the body after signing breaks the signature.
-	tampered := signed(codeSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, sk1)
+	tampered := signed(protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, sk1)
 	tampered.Ext["topic"] = "topicB"
 	wantDenied(t, r.Check(tampered), "signature check failed")
-	tampered = signed(codeSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, sk1)
+	tampered = signed(protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, []byte("body"), ak1, sk1)
 	tampered.Body = []byte("other")
 	wantDenied(t, r.Check(tampered), "signature check failed")
 
-	noSig := signed(codeSendMessage, map[string]string{"topic": "topicP"}, nil, ak1, sk1)
+	noSig := signed(protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, nil, ak1, sk1)
 	delete(noSig.Ext, FieldSignature)
 	wantDenied(t, r.Check(noSig), "signature check failed")
 
-	anon := Request{Code: codeSendMessage, RemoteAddr: "127.0.0.1:1", Ext: map[string]string{"topic": "topicP"}}
+	anon := Request{Code: protocol.ReqSendMessage, RemoteAddr: "127.0.0.1:1", Ext: map[string]string{"topic": "topicP"}}
 	wantDenied(t, r.Check(anon), "carries no AccessKey and 127.0.0.1:1 is not a global white address")
 	anon.Ext = nil
 	anon.CodeName = "SEND_MESSAGE"
 	wantDenied(t, r.Check(anon), "request SEND_MESSAGE (10) carries no AccessKey")
 
-	unknown := signed(codeSendMessage, map[string]string{"topic": "topicP"}, nil, "nobody-here", sk1)
+	unknown := signed(protocol.ReqSendMessage, map[string]string{"topic": "topicP"}, nil, "nobody-here", sk1)
 	wantDenied(t, r.Check(unknown), "no account for accessKey=nobody-here")
 
 	// The security token is part of the signed content.
 	tok := map[string]string{"topic": "topicP"}
 	Sign(tok, nil, 317, ak1, sk1, "session-token")
-	if err := r.Check(Request{Code: codeSendMessage, Version: 317, RemoteAddr: "127.0.0.1:1", Ext: tok}); err != nil {
+	if err := r.Check(Request{Code: protocol.ReqSendMessage, Version: 317, RemoteAddr: "127.0.0.1:1", Ext: tok}); err != nil {
 		t.Fatalf("with a security token: %v", err)
 	}
 	tok[FieldSecurityToken] = "other-token"
-	wantDenied(t, r.Check(Request{Code: codeSendMessage, Version: 317, RemoteAddr: "127.0.0.1:1", Ext: tok}), "signature")
+	wantDenied(t, r.Check(Request{Code: protocol.ReqSendMessage, Version: 317, RemoteAddr: "127.0.0.1:1", Ext: tok}), "signature")
 }
 
 func TestWhiteAddresses(t *testing.T) {
 	r := testRules(t)
 	// Globally white: no credentials at all, even for admin codes.
 	for _, addr := range []string{"10.10.103.7:5000", "192.168.0.2:1"} {
-		if err := r.Check(Request{Code: codeUpdateAndCreateTopic, RemoteAddr: addr}); err != nil {
+		if err := r.Check(Request{Code: protocol.ReqUpdateAndCreateTopic, RemoteAddr: addr}); err != nil {
 			t.Errorf("%s: %v", addr, err)
 		}
 	}
-	if err := r.Check(Request{Code: codeUpdateAndCreateTopic, RemoteAddr: "192.168.0.3:1"}); err == nil {
+	if err := r.Check(Request{Code: protocol.ReqUpdateAndCreateTopic, RemoteAddr: "192.168.0.3:1"}); err == nil {
 		t.Error("192.168.0.3 is not white")
 	}
 	// The admin account's white address skips the signature (RocketMQ).
-	req := Request{Code: codeSendMessage, RemoteAddr: "192.168.1.20:1", Ext: map[string]string{FieldAccessKey: ak2, "topic": "x"}}
+	req := Request{Code: protocol.ReqSendMessage, RemoteAddr: "192.168.1.20:1", Ext: map[string]string{FieldAccessKey: ak2, "topic": "x"}}
 	if err := r.Check(req); err != nil {
 		t.Fatalf("account white address: %v", err)
 	}
 	req.RemoteAddr = "192.168.2.20:1"
 	wantDenied(t, r.Check(req), "signature check failed for accessKey=rocketmq2")
 	// A white address is per account: another key from there is still checked.
-	req = Request{Code: codeSendMessage, RemoteAddr: "192.168.1.20:1", Ext: map[string]string{FieldAccessKey: ak1, "topic": "topicP"}}
+	req = Request{Code: protocol.ReqSendMessage, RemoteAddr: "192.168.1.20:1", Ext: map[string]string{FieldAccessKey: ak1, "topic": "topicP"}}
 	wantDenied(t, r.Check(req), "signature check failed for accessKey=RocketMQ")
 }
 
 func TestTraceTopicNeedsOnlyTheSignature(t *testing.T) {
 	r := testRules(t)
-	if err := r.Check(signed(codeSendMessageV2, map[string]string{"b": TraceTopic}, nil, ak1, sk1)); err != nil {
+	if err := r.Check(signed(protocol.ReqSendMessageV2, map[string]string{"b": TraceTopic}, nil, ak1, sk1)); err != nil {
 		t.Fatal(err)
 	}
-	wantDenied(t, r.Check(signed(codeSendMessageV2, map[string]string{"b": TraceTopic}, nil, ak1, "badsecret")), "signature")
+	wantDenied(t, r.Check(signed(protocol.ReqSendMessageV2, map[string]string{"b": TraceTopic}, nil, ak1, "badsecret")), "signature")
 }
 
 func TestCompileErrors(t *testing.T) {
@@ -248,7 +250,9 @@ func TestPermAllows(t *testing.T) {
 
 func TestCheckerSwapsRules(t *testing.T) {
 	c := NewChecker(testRules(t))
-	req := func() Request { return signed(codeSendMessage, map[string]string{"topic": "topicA"}, nil, ak1, sk1) }
+	req := func() Request {
+		return signed(protocol.ReqSendMessage, map[string]string{"topic": "topicA"}, nil, ak1, sk1)
+	}
 	if err := c.Check(req()); err == nil {
 		t.Fatal("topicA is denied")
 	}

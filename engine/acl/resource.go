@@ -4,51 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // RetryGroupTopicPrefix prefixes a group's retry topic, the key groups are
 // checked under (MixAll.RETRY_GROUP_TOPIC_PREFIX).
-const RetryGroupTopicPrefix = "%RETRY%"
+const RetryGroupTopicPrefix = protocol.RetryTopicPrefix
 
 // TraceTopic is RocketMQ's message-trace topic; publishing to it needs no
 // permission once the signature is right (TopicValidator.RMQ_SYS_TRACE_TOPIC).
-const TraceTopic = "RMQ_SYS_TRACE_TOPIC"
-
-// Request codes the checker knows (RequestCode.java). Kept here rather than
-// in engine/remoting so the package depends on nothing but std.
-const (
-	codeSendMessage                     int32 = 10
-	codePullMessage                     int32 = 11
-	codeQueryMessage                    int32 = 12
-	codeQueryConsumerOffset             int32 = 14
-	codeUpdateConsumerOffset            int32 = 15
-	codeUpdateAndCreateTopic            int32 = 17
-	codeUpdateAndCreateTopicList        int32 = 18
-	codeUpdateBrokerConfig              int32 = 25
-	codeTriggerDeleteFiles              int32 = 27
-	codeHeartBeat                       int32 = 34
-	codeUnregisterClient                int32 = 35
-	codeConsumerSendMsgBack             int32 = 36
-	codeGetConsumerListByGroup          int32 = 38
-	codeUpdateAndCreateACLConfig        int32 = 50
-	codeDeleteACLConfig                 int32 = 51
-	codeGetBrokerClusterACLInfo         int32 = 52
-	codeUpdateGlobalWhiteAddrsConfig    int32 = 53
-	codeUpdateAndCreateSubscriptionGrp  int32 = 200
-	codeWipeWritePermOfBroker           int32 = 205
-	codeDeleteSubscriptionGroup         int32 = 207
-	codeDeleteTopicInBroker             int32 = 215
-	codeInvokeBrokerToResetOffset       int32 = 222
-	codeCleanExpiredConsumeQueue        int32 = 306
-	codeSendMessageV2                   int32 = 310
-	codeSendBatchMessage                int32 = 320
-	codeAddWritePermOfBroker            int32 = 327
-	codeDeleteExpiredCommitLog          int32 = 329
-	codeLitePullMessage                 int32 = 361
-	codeUpdateAndCreateStaticTopic      int32 = 513
-	codeCleanUnusedTopic                int32 = 316
-	codeUpdateAndCreateSubscriptionList int32 = 225
-)
+const TraceTopic = protocol.TraceTopic
 
 // adminCodes are the request codes only admin accounts may send: RocketMQ's
 // Permission.ADMIN_CODE (topic create/update/delete, static topics,
@@ -59,15 +25,15 @@ const (
 // WIPE/ADD_WRITE_PERM_OF_BROKER, TRIGGER_DELETE_FILES,
 // CLEAN_EXPIRED_CONSUMEQUEUE, CLEAN_UNUSED_TOPIC and DELETE_EXPIRED_COMMITLOG.
 var adminCodes = map[int32]bool{
-	codeUpdateAndCreateTopic: true, codeUpdateBrokerConfig: true, codeDeleteTopicInBroker: true,
-	codeUpdateAndCreateSubscriptionGrp: true, codeDeleteSubscriptionGroup: true,
-	codeUpdateAndCreateStaticTopic: true, codeUpdateAndCreateACLConfig: true, codeDeleteACLConfig: true,
-	codeGetBrokerClusterACLInfo: true, codeUpdateGlobalWhiteAddrsConfig: true,
+	protocol.ReqUpdateAndCreateTopic: true, protocol.ReqUpdateBrokerConfig: true, protocol.ReqDeleteTopicInBroker: true,
+	protocol.ReqUpdateAndCreateSubscriptionGroup: true, protocol.ReqDeleteSubscriptionGroup: true,
+	protocol.ReqUpdateAndCreateStaticTopic: true, protocol.ReqUpdateAndCreateACLConfig: true, protocol.ReqDeleteACLConfig: true,
+	protocol.ReqGetBrokerClusterACLInfo: true, protocol.ReqUpdateGlobalWhiteAddrsConfig: true,
 
-	codeUpdateAndCreateTopicList: true, codeUpdateAndCreateSubscriptionList: true,
-	codeInvokeBrokerToResetOffset: true, codeWipeWritePermOfBroker: true, codeAddWritePermOfBroker: true,
-	codeTriggerDeleteFiles: true, codeCleanExpiredConsumeQueue: true, codeCleanUnusedTopic: true,
-	codeDeleteExpiredCommitLog: true,
+	protocol.ReqUpdateAndCreateTopicList: true, protocol.ReqUpdateAndCreateSubscriptionGroupList: true,
+	protocol.ReqInvokeBrokerToResetOffset: true, protocol.ReqWipeWritePermOfBroker: true, protocol.ReqAddWritePermOfBroker: true,
+	protocol.ReqTriggerDeleteFiles: true, protocol.ReqCleanExpiredConsumeQueue: true, protocol.ReqCleanUnusedTopic: true,
+	protocol.ReqDeleteExpiredCommitLog: true,
 }
 
 // AdminOnly reports whether code is refused to non-admin accounts.
@@ -133,18 +99,18 @@ func Resources(code int32, ext map[string]string, body []byte) ([]Need, error) {
 		}
 	}
 	switch code {
-	case codeSendMessage:
+	case protocol.ReqSendMessage:
 		sendTopic(ext["topic"])
-	case codeSendMessageV2, codeSendBatchMessage:
+	case protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
 		sendTopic(ext["b"])
-	case codeConsumerSendMsgBack:
+	case protocol.ReqConsumerSendMsgBack:
 		group("group")
-	case codePullMessage, codeLitePullMessage:
+	case protocol.ReqPullMessage, protocol.ReqLitePullMessage:
 		add(ext["topic"], PermSub)
 		group("consumerGroup")
-	case codeQueryMessage:
+	case protocol.ReqQueryMessage:
 		add(ext["topic"], PermSub)
-	case codeHeartBeat:
+	case protocol.ReqHeartBeat:
 		var hb struct {
 			ConsumerDataSet []struct {
 				GroupName           string `json:"groupName"`
@@ -166,9 +132,9 @@ func Resources(code int32, ext map[string]string, body []byte) ([]Need, error) {
 				add(s.Topic, PermSub)
 			}
 		}
-	case codeUnregisterClient, codeGetConsumerListByGroup:
+	case protocol.ReqUnregisterClient, protocol.ReqGetConsumerListByGroup:
 		group("consumerGroup")
-	case codeUpdateConsumerOffset, codeQueryConsumerOffset:
+	case protocol.ReqUpdateConsumerOffset, protocol.ReqQueryConsumerOffset:
 		group("consumerGroup")
 		add(ext["topic"], PermSub)
 	}

@@ -71,6 +71,17 @@ const (
 	ReqGetTopicConfig           int32 = 351
 	ReqLitePullMessage          int32 = 361
 	ReqBrokerHeartbeat          int32 = 904
+
+	// Codes brokerlab serves no processor for but checks (the ACL's
+	// admin-only set): ACL administration, static topics, topic cleaning and
+	// subscription-group lists.
+	ReqUpdateAndCreateACLConfig             int32 = 50
+	ReqDeleteACLConfig                      int32 = 51
+	ReqGetBrokerClusterACLInfo              int32 = 52
+	ReqUpdateGlobalWhiteAddrsConfig         int32 = 53
+	ReqUpdateAndCreateSubscriptionGroupList int32 = 225
+	ReqCleanUnusedTopic                     int32 = 316
+	ReqUpdateAndCreateStaticTopic           int32 = 513
 )
 
 // Response codes (ResponseCode.java ⊃ RemotingSysResponseCode.java).
@@ -164,6 +175,10 @@ var requestCodeNames = map[int32]string{
 	ReqPushReplyMessageToClient: "PUSH_REPLY_MESSAGE_TO_CLIENT", ReqAddWritePermOfBroker: "ADD_WRITE_PERM_OF_BROKER",
 	ReqDeleteExpiredCommitLog: "DELETE_EXPIRED_COMMITLOG", ReqGetTopicConfig: "GET_TOPIC_CONFIG",
 	ReqLitePullMessage: "LITE_PULL_MESSAGE", ReqBrokerHeartbeat: "BROKER_HEARTBEAT",
+	ReqUpdateAndCreateACLConfig: "UPDATE_AND_CREATE_ACL_CONFIG", ReqDeleteACLConfig: "DELETE_ACL_CONFIG",
+	ReqGetBrokerClusterACLInfo: "GET_BROKER_CLUSTER_ACL_INFO", ReqUpdateGlobalWhiteAddrsConfig: "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG",
+	ReqUpdateAndCreateSubscriptionGroupList: "UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST",
+	ReqCleanUnusedTopic:                     "CLEAN_UNUSED_TOPIC", ReqUpdateAndCreateStaticTopic: "UPDATE_AND_CREATE_STATIC_TOPIC",
 }
 
 var responseCodeNames = map[int32]string{
