@@ -115,7 +115,7 @@ warmup: 1s
 duration: 3s
 workload: {mode: closed, producers: 2, size: fixed:256}
 matrix:
-  - {param: flush, values: [group]} # one cell: drawing is slow under -race
+  - {param: flush, values: [async, group]}
 `), 0o644)
 	out := filepath.Join(dir, "results")
 	var stdout bytes.Buffer
