@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brokerlab/brokerlab/experiments/result"
 )
 
 // fakeGit answers rev-parse --show-toplevel with top, status with status
@@ -108,6 +110,11 @@ quick: {duration: 150ms, repetitions: 2}
 		a, b := o.Cells[i], o2.Cells[i]
 		if a.Name != b.Name || a.Rep != b.Rep || a.Order != b.Order {
 			t.Fatalf("cell %d: %s r%d #%d vs %s r%d #%d", i, a.Name, a.Rep, a.Order, b.Name, b.Rep, b.Order)
+		}
+		// Only repetition 0 keeps an interval log.
+		logs, _ := filepath.Glob(filepath.Join(o.RunDir, result.FileStem(a.Name, a.Rep)+".hlog*"))
+		if want := a.Rep == 0; (a.Files.Hlog != "") != want || (len(logs) == 1) != want {
+			t.Fatalf("cell %s r%d: hlog %q, files %v", a.Name, a.Rep, a.Files.Hlog, logs)
 		}
 	}
 	if _, _, err := LoadReplay(t.TempDir()); !errors.Is(err, ErrReplay) {

@@ -64,13 +64,19 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	defer os.RemoveAll(storeDir)
 
 	col := hist.NewCollector(hist.DefaultConfig())
-	hlog, err := createHlog(runDir, cell.Name, rep)
-	if err != nil {
-		return rc, err
+	// Only the first repetition keeps its interval log: its one reader, the
+	// hiccup figure, draws repetition 0 of each cell, and a run's later
+	// repetitions' logs were most of results/ (result.json keeps every
+	// repetition's quantiles, spectrum and series).
+	var hlog *hlogFile
+	if rep == 0 {
+		if hlog, err = createHlog(runDir, cell.Name, rep); err != nil {
+			return rc, err
+		}
+		defer hlog.Close()
+		col.SetLog(hlog.z)
+		rc.Files.Hlog = hlog.name
 	}
-	defer hlog.Close()
-	col.SetLog(hlog.z)
-	rc.Files.Hlog = hlog.name
 
 	run := &cellRun{}
 	hooks := cellHooks(col, run)
@@ -239,9 +245,10 @@ func createHlog(runDir, cellName string, rep int) (*hlogFile, error) {
 	return &hlogFile{name: name, f: f, z: gzip.NewWriter(f)}, nil
 }
 
-// Close ends the gzip stream and closes the file; later calls do nothing.
+// Close ends the gzip stream and closes the file; later calls, and calls on
+// a nil hlogFile (a repetition without a log), do nothing.
 func (h *hlogFile) Close() error {
-	if h.closed {
+	if h == nil || h.closed {
 		return nil
 	}
 	h.closed = true

@@ -18,8 +18,9 @@ const maxHiccupLines = 8
 
 // Hiccups draws the maximum latency of each reporting interval over time
 // (jHiccup's picture), read from the cells' interval logs (.hlog or
-// .hlog.gz in runDir): one line per cell for its primary metric, log y in
-// ms. A stall shows as a spike that the whole-run percentiles average away.
+// .hlog.gz in runDir): one line per cell for its primary metric, from its
+// first repetition (the one runs keep a log of), log y in ms. A stall
+// shows as a spike that the whole-run percentiles average away.
 func Hiccups(runDir string, cells []result.Cell) (*Figure, error) {
 	type line struct {
 		label string
@@ -30,6 +31,9 @@ func Hiccups(runDir string, cells []result.Cell) (*Figure, error) {
 	for _, c := range usable(cells) {
 		if len(lines) == maxHiccupLines {
 			break
+		}
+		if c.Rep != 0 {
+			continue
 		}
 		ivs, err := result.ReadCellHlog(runDir, &c)
 		if err != nil {

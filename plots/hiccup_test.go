@@ -63,6 +63,18 @@ func TestHiccupsFromIntervalLogs(t *testing.T) {
 	if _, err := Hiccups(t.TempDir(), cs); err == nil {
 		t.Fatal("no logs, yet a figure")
 	}
+	// A later repetition's log (older runs kept one per repetition) is not
+	// drawn: one line per cell, its repetition 0.
+	later := cs[0]
+	later.Rep = 1
+	writeHlog(t, dir, &later, []float64{1, 5000})
+	f, err = Hiccups(dir, append(cs, later))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y := f.Panels[0][0].Y.Max; y >= 5000 {
+		t.Fatalf("repetition 1 drawn: y max %v", y)
+	}
 }
 
 // Every figure of a run, derived twice into two directories, is byte for
