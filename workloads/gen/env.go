@@ -24,36 +24,35 @@ type Env struct {
 
 // ackTally is the producers' acknowledged messages per queue, filled once
 // every producer has returned and before ProducersDone is closed (so a
-// reader that saw ProducersDone closed reads it without a lock). known is
-// false when a producer does not report its counts.
+// reader that saw ProducersDone closed reads it without a lock). byQ is nil
+// when a producer does not report its counts.
 type ackTally struct {
-	known bool
-	byQ   map[workloads.QueueRef]int64
+	byQ map[workloads.QueueRef]int64
 }
 
 // statsReporter is a Producer that counts its acknowledgements
 // (ClosedLoop, OpenLoop).
 type statsReporter interface{ Stats() ProducerStats }
 
-func tallyAcks(producers []Producer) *ackTally {
-	t := &ackTally{known: true, byQ: map[workloads.QueueRef]int64{}}
+func tallyAcks(producers []Producer) map[workloads.QueueRef]int64 {
+	byQ := map[workloads.QueueRef]int64{}
 	for _, p := range producers {
 		sr, ok := p.(statsReporter)
 		if !ok {
-			return &ackTally{}
+			return nil
 		}
 		for q, n := range sr.Stats().AckedByQueue {
-			t.byQ[q] += n
+			byQ[q] += n
 		}
 	}
-	return t
+	return byQ
 }
 
 // ackedIn returns how many messages the producers had acknowledged on q
 // when they returned; ok is false before ProducersDone is closed or when
 // unknown.
 func (e Env) ackedIn(q workloads.QueueRef) (n int64, ok bool) {
-	if e.acks == nil || !closed(e.ProducersDone) || !e.acks.known {
+	if e.acks == nil || !closed(e.ProducersDone) || e.acks.byQ == nil {
 		return 0, false
 	}
 	return e.acks.byQ[q], true

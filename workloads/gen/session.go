@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg RunConfig, col *hist.Collector, producers []Pr
 	}
 	go func() {
 		pwg.Wait()
-		*acks = *tallyAcks(producers)
+		acks.byQ = tallyAcks(producers)
 		close(prodDone)
 	}()
 	consDone := make(chan struct{})
