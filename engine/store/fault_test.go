@@ -522,6 +522,8 @@ func TestFaultSlowFlush(t *testing.T) {
 				// it: the put times out while it stalls, and the test
 				// releases it then. An async put does not wait at all.
 				stall := make(chan struct{})
+				release := sync.OnceFunc(func() { close(stall) })
+				defer release() // a failed check must not leave the flush stalled
 				rule := segmentRule(cfg, flushOpFor(path), faultfs.Always(), nil, 0)
 				rule.Hold = stall
 				id := inj.Add(rule)
@@ -535,7 +537,7 @@ func TestFaultSlowFlush(t *testing.T) {
 						if pol == flush.Group {
 							time.Sleep(cfg.CommitLog.Flush.SyncFlushTimeout + 100*time.Millisecond) // the stall outlasts the timeout by construction
 						}
-						close(stall)
+						release()
 					}
 				}()
 				r, err := led.put(s, faultMsg(rng, 4), pol != flush.Async)
@@ -558,7 +560,7 @@ func TestFaultSlowFlush(t *testing.T) {
 						t.Fatalf("the %s put returned without its flush reaching the segment", pol)
 					}
 				} else {
-					close(stall)
+					release()
 				}
 				inj.Remove(id)
 				// The timed-out message is durable once a later flush covers it.
