@@ -23,6 +23,8 @@ type FileInfo struct {
 	EndPhyOffset   int64
 	HashSlotCount  int32
 	IndexCount     int32
+	// Full: the file holds MaxIndexNum-1 entries and takes no more.
+	Full bool
 }
 
 // Service is the index of <root>/index (RocketMQ IndexService). See the
@@ -162,6 +164,7 @@ func (s *Service) Files() []FileInfo {
 			EndPhyOffset:   x.endPhy.Load(),
 			HashSlotCount:  x.slotCount.Load(),
 			IndexCount:     x.count.Load(),
+			Full:           x.full(),
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -145,11 +146,22 @@ func (s *Store) recover() error {
 	if err := s.cq.TruncateFromPhy(end); err != nil {
 		return fmt.Errorf("store: truncate consume queues at %d: %w", end, err)
 	}
+	indexCut := false
 	if s.idx != nil {
+		before := s.idx.Files()
 		if err := s.idx.TruncateFromPhy(end); err != nil {
 			return fmt.Errorf("store: truncate index at %d: %w", end, err)
 		}
 		s.disp.indexSkipUpTo = min(s.disp.indexSkipUpTo, s.indexedEnd())
+		if after := s.idx.Files(); !slices.Equal(before, after) {
+			// Entries past the end were cut, in memory only: the file
+			// on disk may still be full and vouched for by the
+			// checkpoint's index time. Lower that time to the last file
+			// still full, so a cut before the truncation is durable
+			// drops the stale file instead of trusting it.
+			indexCut = true
+			s.indexTS.Store(lastFullIndexEnd(after))
+		}
 	}
 	minOff := s.log.MinOffset()
 	if err := s.cq.SetMinPhy(minOff); err != nil {
@@ -162,6 +174,18 @@ func (s *Store) recover() error {
 	from = min(from, end)
 	rep.DispatchFrom = from
 	s.disp.from.Store(from)
+	if indexCut {
+		// Checkpoint first, then the truncated file: in the other order
+		// a cut between them would leave a truncated (not full) file that
+		// recovery drops while the checkpoint's old index time starts the
+		// scan after the records it held.
+		if err := s.writeCheckpoint(); err != nil {
+			return fmt.Errorf("store: checkpoint after index truncation: %w", err)
+		}
+		if err := s.idx.Flush(); err != nil {
+			return fmt.Errorf("store: flush truncated index: %w", err)
+		}
+	}
 	n, err := s.reputUntil(end, false)
 	rep.Redispatched += n
 	if err != nil {
@@ -189,6 +213,17 @@ func (s *Store) recover() error {
 			"took", rep.Duration)
 	}
 	return nil
+}
+
+// lastFullIndexEnd is the end time of the newest full index file (0 when
+// none is full): the index time a checkpoint may vouch for.
+func lastFullIndexEnd(files []index.FileInfo) int64 {
+	for i := len(files) - 1; i >= 0; i-- {
+		if files[i].Full {
+			return files[i].EndTimestamp
+		}
+	}
+	return 0
 }
 
 // indexedEnd is the commit-log offset of the last record the index holds
