@@ -108,3 +108,37 @@ func TestTruncateFromPhyRemovesNewerFiles(t *testing.T) {
 		t.Fatalf("truncate(0): files %d, %v", len(s.Files()), err)
 	}
 }
+
+// TestRedispatchBoundaryRecord: a record whose keys straddle a roll, with
+// the newer file lost (recovery drops an active file that is not full):
+// dispatching it again adds the keys the index lacks and repeats none.
+func TestRedispatchBoundaryRecord(t *testing.T) {
+	s := openService(t, t.TempDir(), Config{MaxHashSlots: 4, MaxIndexNum: 5, MaxQueryNum: 64})
+	mustPut(t, s, "T", []string{"a"}, 0, t0)
+	mustPut(t, s, "T", []string{"b"}, 100, t0+1000)
+	mustPut(t, s, "T", []string{"c"}, 200, t0+2000)
+	// Three keys of the record at 300: u fills the first file, k and all
+	// go to the second.
+	mustPut(t, s, "T", []string{"u", "k", "all"}, 300, t0+3000)
+	if files := s.Files(); len(files) != 2 || !files[0].Full || files[0].EndPhyOffset != 300 {
+		t.Fatalf("files = %+v", files)
+	}
+	// The second file is lost: recovery removes the active file.
+	if n, err := s.DeleteUnsafe(t0 + 3000); err != nil || n != 1 {
+		t.Fatalf("DeleteUnsafe = %d, %v", n, err)
+	}
+	if got := mustQuery(t, s, "T", "k", 64, 0, t0+100000); len(got) != 0 {
+		t.Fatalf("k before re-dispatch = %v", got)
+	}
+	mustPut(t, s, "T", []string{"u", "k", "all"}, 300, t0+3000)
+	for _, key := range []string{"u", "k", "all"} {
+		if got := mustQuery(t, s, "T", key, 64, 0, t0+100000); !reflect.DeepEqual(got, []int64{300}) {
+			t.Errorf("%s after re-dispatch = %v, want [300]", key, got)
+		}
+	}
+	// A record below the end is still skipped.
+	mustPut(t, s, "T", []string{"x"}, 200, t0+2000)
+	if got := mustQuery(t, s, "T", "x", 64, 0, t0+100000); len(got) != 0 {
+		t.Errorf("x = %v, want nothing (below the index's end)", got)
+	}
+}

@@ -273,6 +273,28 @@ func (x *file) selectPhy(out []int64, hash int32, maxNum int, begin, end int64) 
 	return out
 }
 
+// has reports whether the bucket of hash chains to an entry of hash at phy.
+// Entries along a chain go back in commit-log order, so the walk stops at
+// the first older one.
+func (x *file) has(hash int32, phy int64) bool {
+	n := loadSlot(x.slotWord(hash))
+	count := x.count.Load()
+	for n > 0 && n < count {
+		e := x.readEntry(n)
+		if e.phy < phy {
+			return false
+		}
+		if e.hash == hash && e.phy == phy {
+			return true
+		}
+		if e.prev <= 0 || e.prev >= n {
+			return false
+		}
+		n = e.prev
+	}
+	return false
+}
+
 // truncateFrom removes the entries whose phyOffset >= phyEnd, newest first,
 // restoring each bucket's slot to the removed entry's predecessor; it
 // returns the number of entries left. REQUIRES: no concurrent readers or

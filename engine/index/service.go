@@ -174,7 +174,8 @@ func (s *Service) Files() []FileInfo {
 // non-empty key (the caller passes the UNIQ_KEY and each space-separated
 // KEYS entry; ROLLBACK transactions are the caller's to skip). A record
 // below the current file's endPhyOffset is a re-dispatch and is skipped
-// (RocketMQ buildIndex). When the current file fills, Put rolls to a new one
+// (RocketMQ buildIndex); the record at it gets only the keys the newest two
+// files lack. When the current file fills, Put rolls to a new one
 // (see the package doc).
 func (s *Service) Put(topic string, keys []string, phyOffset, storeTimestamp int64) error {
 	s.wmu.Lock()
@@ -186,14 +187,22 @@ func (s *Service) Put(topic string, keys []string, phyOffset, storeTimestamp int
 	if err != nil {
 		return err
 	}
-	if phyOffset < cur.endPhy.Load() {
+	end := cur.endPhy.Load()
+	if phyOffset < end {
 		return nil
 	}
+	// The record the index ends at may be indexed in part (its keys
+	// can straddle a roll, and the newer file be lost to a crash):
+	// recovery dispatches it again and only its missing keys are added.
+	boundary := phyOffset == end
 	for _, key := range keys {
 		if key == "" {
 			continue
 		}
 		h := keyHash(topic, key)
+		if boundary && s.indexedLocked(h, phyOffset) {
+			continue
+		}
 		if cur.put(h, phyOffset, storeTimestamp) {
 			continue
 		}
@@ -205,6 +214,19 @@ func (s *Service) Put(topic string, keys []string, phyOffset, storeTimestamp int
 		}
 	}
 	return nil
+}
+
+// indexedLocked reports whether the newest two files hold an entry of hash
+// for phy (a record's keys span at most one roll). REQUIRES: s.wmu held.
+func (s *Service) indexedLocked(hash int32, phy int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i := len(s.files) - 1; i >= 0 && i >= len(s.files)-2; i-- {
+		if s.files[i].has(hash, phy) {
+			return true
+		}
+	}
+	return false
 }
 
 // currentLocked returns the file to write, creating or rolling as needed.

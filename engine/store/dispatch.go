@@ -48,7 +48,8 @@ type dispatcher struct {
 	runs   []unitRun
 	runIdx map[*consumequeue.Queue]int
 
-	// indexSkipUpTo: records at or below it are already indexed.
+	// indexSkipUpTo: records below it are already indexed; the one at it
+	// may be in part (the index adds only its missing keys).
 	indexSkipUpTo int64
 	// samples of (end offset, store time) awaiting the flushed offset, to
 	// advance the checkpoint's physicMsgTimestamp.
@@ -125,6 +126,7 @@ func (s *Store) reputLoop() {
 				s.cfg.Logger.Error("store: final dispatch", "err", err)
 			}
 			s.advancePhysicTS()
+			s.advanceIndexTS()
 			return
 		case <-s.disp.wake:
 		case <-t.C:
@@ -146,6 +148,7 @@ func (s *Store) reputLoop() {
 			}
 		}
 		s.advancePhysicTS()
+		s.advanceIndexTS()
 	}
 }
 
@@ -390,7 +393,7 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 			return err
 		}
 	}
-	if s.idx != nil && tx != record.TransactionRollback && off > d.indexSkipUpTo {
+	if s.idx != nil && tx != record.TransactionRollback && off >= d.indexSkipUpTo {
 		keys := d.keys[:0]
 		if k, ok := rec.Property(record.PropertyUniqKey); ok && len(k) > 0 {
 			keys = append(keys, d.keyString(k))

@@ -13,13 +13,12 @@ import (
 )
 
 // TestIndexTruncationSurvivesNextCut: an index file made durable when it
-// filled can name records a power cut then took from the commit log (the
-// dispatcher indexes records before they are flushed). Recovery truncates
-// those entries in memory; if that truncation, and the checkpoint's index
-// time that vouches for the file, are not made durable before new records
-// reuse the offsets, the next cut brings the stale full file back and the
-// new records are never indexed (the failure TestPowerLoss found on CI:
-// path=uncached flush=rmqgroup, "the key index misses record ...").
+// filled can name records a power cut then took from the commit log (under
+// async flush the dispatcher indexes records before they are flushed). The
+// checkpoint's index time must not vouch for such a file, and the entries
+// recovery truncates must not come back after the next cut: otherwise the
+// stale full file is kept and the records re-appended at those offsets are
+// never indexed.
 func TestIndexTruncationSurvivesNextCut(t *testing.T) {
 	root := t.TempDir()
 	fs := strictfs.New()
@@ -58,12 +57,9 @@ func TestIndexTruncationSurvivesNextCut(t *testing.T) {
 		put(s, i)
 	}
 	waitDispatched(t, s)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.indexTS.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the full index file was never reported durable")
-		}
-		time.Sleep(time.Millisecond)
+	waitIndexFileReported(t, s)
+	if ts := s.indexTS.Load(); ts != 0 {
+		t.Fatalf("index time %d vouches for a file naming records the log has not flushed", ts)
 	}
 	cut(s)
 
@@ -90,5 +86,63 @@ func TestIndexTruncationSurvivesNextCut(t *testing.T) {
 		if len(res.Offsets) != 1 {
 			t.Errorf("key %s: index answers %v, want one record; recovery %+v", key, res.Offsets, s.Recovery())
 		}
+	}
+}
+
+// TestIndexTimeFollowsLogDurability: a full index file's end time enters
+// the checkpoint only once the commit log is durable past its records.
+func TestIndexTimeFollowsLogDurability(t *testing.T) {
+	root := t.TempDir()
+	fs := strictfs.New()
+	if err := fs.MkdirAllDurable(root); err != nil {
+		t.Fatal(err)
+	}
+	cfg := powerLossConfig(t, root, fs, iopath.Pwrite, flush.Async)
+	cfg.CommitLog.Flush.Interval = time.Hour
+	cfg.Logger = quietLogger
+	s := openStore(t, cfg)
+	defer mustClose(t, s)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 40; i++ {
+		if _, err := s.Put(context.Background(), newMsg(rng, powerLossTopic, 0, i, 100, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitDispatched(t, s)
+	waitIndexFileReported(t, s)
+	if ts := s.indexTS.Load(); ts != 0 {
+		t.Fatalf("index time %d before the log is flushed", ts)
+	}
+	if _, err := s.CommitLog().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.indexTS.Load() == 0 { // the checkpoint loop advances it
+		if time.Now().After(deadline) {
+			t.Fatal("index time never advanced after the log was flushed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if ts, end := s.indexTS.Load(), s.idx.Files()[0].EndTimestamp; ts != end {
+		t.Fatalf("index time %d, want the full file's end %d", ts, end)
+	}
+}
+
+// waitIndexFileReported waits until a full index file was msynced and
+// reported to the store.
+func waitIndexFileReported(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.vouch.mu.Lock()
+		n := len(s.vouch.pending)
+		s.vouch.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no full index file was reported")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

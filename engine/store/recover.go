@@ -138,6 +138,7 @@ func (s *Store) recover() error {
 	rep.Corruption = rep.CommitLog.Corruption
 	end := s.log.MaxOffset()
 	rep.End = end
+	s.settleRecoveredVouches(end)
 	if c := rep.Corruption; c != nil {
 		cfg.Logger.Error("store: corrupt commit-log record; the log was truncated before it",
 			"segment", c.Path, "offset", c.Offset, "cause", c.Err, "end", end)
@@ -227,8 +228,8 @@ func lastFullIndexEnd(files []index.FileInfo) int64 {
 }
 
 // indexedEnd is the commit-log offset of the last record the index holds
-// entries for (-1 when it has none): re-dispatched records at or below it
-// are not indexed again.
+// entries for (-1 when it has none): re-dispatched records below it are
+// not indexed again, and the one at it only under the keys it lacks.
 func (s *Store) indexedEnd() int64 {
 	if s.idx == nil {
 		return -1

@@ -57,6 +57,9 @@ type Store struct {
 
 	// Checkpoint timestamps (ms).
 	physicTS, logicsTS, indexTS atomic.Int64
+	// vouch holds full index files waiting for the commit log to be
+	// durable past their records before indexTS may cover them.
+	vouch indexVouch
 
 	bgStop chan struct{}
 	bgWG   sync.WaitGroup
@@ -155,6 +158,7 @@ func (s *Store) start() {
 	s.disp.done = make(chan struct{})
 	go pprof.Do(context.Background(), pprof.Labels("brokerlab", "store-reput"), func(context.Context) { s.reputLoop() })
 	s.every("store-checkpoint", s.cfg.CheckpointInterval, func() {
+		s.advanceIndexTS()
 		if err := s.writeCheckpoint(); err != nil {
 			s.cfg.Logger.Error("store: checkpoint", "err", err)
 		}
@@ -238,15 +242,6 @@ func (s *Store) writeCheckpoint() error {
 	})
 }
 
-// onIndexFileFull records a full index file's end time (called by the
-// index service after it msynced the file).
-func (s *Store) onIndexFileFull(endTS int64) {
-	maxStore(&s.indexTS, endTS)
-	if err := s.writeCheckpoint(); err != nil && !errors.Is(err, ErrClosed) {
-		s.cfg.Logger.Error("store: checkpoint after index flush", "err", err)
-	}
-}
-
 // AbortPath is the abort file of a store root: present while a store is
 // open, removed by a clean Close.
 func AbortPath(root string) string { return filepath.Join(root, "abort") }
@@ -303,6 +298,7 @@ func (s *Store) Close() error {
 	}
 	if _, err := s.log.Flush(); err == nil {
 		maxStore(&s.physicTS, s.disp.lastTS.Load())
+		s.advanceIndexTS()
 	}
 	if err := s.log.Close(); err != nil {
 		errs = append(errs, err)
