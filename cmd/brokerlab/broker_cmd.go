@@ -119,6 +119,11 @@ type brokerFileStore struct {
 	FlushLeastPages *int64 `yaml:"flushLeastPages"`
 	// Retention: deleteWhen, fileReservedTime, the disk ratios.
 	Retention retentionFile `yaml:",inline"`
+	// The key index (RocketMQ's names): messageIndexEnable, and the slots
+	// and entries of one index file (maxHashSlotNum, maxIndexNum).
+	MessageIndexEnable *bool  `yaml:"messageIndexEnable"`
+	MaxHashSlotNum     *int64 `yaml:"maxHashSlotNum"`
+	MaxIndexNum        *int64 `yaml:"maxIndexNum"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -309,6 +314,15 @@ func resolveBroker(cmd *cobra.Command, f brokerFlags) (brokerSetup, error) {
 	}
 	if v := file.Store.FlushLeastPages; v != nil {
 		scfg.CommitLog.Flush.LeastPages = int(*v)
+	}
+	if v := file.Store.MessageIndexEnable; v != nil {
+		scfg.MessageIndexEnable = *v
+	}
+	if v := file.Store.MaxHashSlotNum; v != nil {
+		scfg.Index.MaxHashSlots = int(*v)
+	}
+	if v := file.Store.MaxIndexNum; v != nil {
+		scfg.Index.MaxIndexNum = int(*v)
 	}
 	rw, err := f.retention.apply(&scfg, changed, file.Store.Retention)
 	if err != nil {

@@ -64,6 +64,10 @@ func brokerProps(s brokerSetup) []brokerconf.Entry {
 	ms("flushIntervalCommitLog", st.CommitLog.Flush.Interval)
 	in("flushCommitLogLeastPages", int64(st.CommitLog.Flush.LeastPages))
 
+	bl("messageIndexEnable", st.MessageIndexEnable)
+	in("maxHashSlotNum", int64(st.Index.MaxHashSlots))
+	in("maxIndexNum", int64(st.Index.MaxIndexNum))
+
 	add("deleteWhen", st.DeleteWhen)
 	in("fileReservedTime", int64(st.FileReservedTime/time.Hour))
 	pct("diskMaxUsedSpaceRatio", st.DiskMaxUsedSpaceRatio)

@@ -144,6 +144,10 @@ func brokerFileFromProps(p *brokerconf.Props, confDir string) (brokerFile, error
 		f.Store.WritePath = string(iopath.Pool)
 	}
 
+	p.Bool("messageIndexEnable", &f.Store.MessageIndexEnable)
+	p.Int("maxHashSlotNum", 1, 1<<30, &f.Store.MaxHashSlotNum)
+	p.Int("maxIndexNum", 1, 1<<30, &f.Store.MaxIndexNum)
+
 	// Retention.
 	r := &f.Store.Retention
 	p.String("deleteWhen", &r.DeleteWhen)

@@ -6,32 +6,39 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
 )
 
-// runInProcess runs the brokerlab command line args until the test ends;
-// the cleanup cancels it and waits for a clean return.
-func runInProcess(t *testing.T, args ...string) {
+// runInProcess runs the brokerlab command line args until the returned
+// stop is called or the test ends; stop cancels it and waits for a clean
+// return.
+func runInProcess(t *testing.T, args ...string) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	root := newRoot()
 	root.SetArgs(args)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%v: %v", args, err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%v: %v", args, err)
+				}
+			case <-time.After(procLimit):
+				t.Errorf("%v did not stop", args)
 			}
-		case <-time.After(procLimit):
-			t.Errorf("%v did not stop", args)
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // freeLoopbackPort is a port nothing listened on a moment ago.

@@ -131,6 +131,19 @@ func TestBrokerConfPrecedence(t *testing.T) {
 	}
 }
 
+// The YAML --config takes the retention and index keys too (RocketMQ's names
+// and units, in the store section).
+func TestBrokerYAMLRetentionKeys(t *testing.T) {
+	y := writeConf(t, "b.yaml", "store:\n  dir: /s\n  deleteWhen: \"01;02\"\n  fileReservedTime: 12\n  diskSpaceCleanForciblyRatio: 80\n"+
+		"  cleanResourceInterval: 250\n  retainBytes: 2GiB\n  maxHashSlotNum: 100\n  maxIndexNum: 400\n  messageIndexEnable: false\n")
+	st := mustResolve(t, "--config", y).scfg
+	if st.DeleteWhen != "01;02" || st.FileReservedTime != 12*time.Hour || st.DiskSpaceCleanForciblyRatio != 0.80 ||
+		st.CleanInterval != 250*time.Millisecond || st.RetainBytes != 2<<30 || st.Index.MaxHashSlots != 100 ||
+		st.Index.MaxIndexNum != 400 || st.MessageIndexEnable {
+		t.Fatalf("store config: %+v", st)
+	}
+}
+
 func TestBrokerConfBadValues(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"brokerId=one", "brokerId"},
