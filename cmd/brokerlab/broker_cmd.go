@@ -164,8 +164,10 @@ func brokerCommand() (*cobra.Command, *brokerFlags) {
 		Short: "Run a RocketMQ-compatible broker over the brokerlab store",
 		Long: `Run a broker speaking RocketMQ's remoting protocol over a brokerlab message
 store, registered with the name servers every 30 s. Official RocketMQ clients
-work against it. --config reads the broker config from a YAML or JSON file;
-flags given on the command line override it. Logs go to stderr; SIGINT or
+work against it. --config reads the broker config from a YAML or JSON file,
+-c from a RocketMQ broker.conf (unknown keys are logged); flags given on the
+command line override either. --print-config prints the resolved
+configuration as a broker.conf and exits. Logs go to stderr; SIGINT or
 SIGTERM stops it cleanly (flushes, persists consumer offsets, removes the
 store's abort file).`,
 		Example: `  brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store /data/store \
