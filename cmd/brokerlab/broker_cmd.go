@@ -6,16 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/brokerconf"
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
+	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/internal/bytesize"
 	"github.com/brokerlab/brokerlab/internal/storeconfig"
@@ -31,10 +38,13 @@ type brokerFlags struct {
 	storeDir, writePath, flushKind  string
 	segmentSize                     string
 	configFile, logLevel            string
+	propsFile                       string // -c: RocketMQ broker.conf (properties)
+	printConfig                     bool   // --print-config
 	metricsListen                   string // --metrics-listen ("" = off)
 	tls                             tlsFlags
 	ha                              haFlags
 	acl                             aclFlags
+	retention                       retentionFlags
 }
 
 // haFlags are the replication flags (RocketMQ's brokerRole, brokerId,
@@ -77,6 +87,7 @@ type brokerFile struct {
 	BrokerRole      string `yaml:"brokerRole"`
 	BrokerID        *int64 `yaml:"brokerId"`
 	HAListen        string `yaml:"haListen"`
+	HAListenPort    *int64 `yaml:"haListenPort"` // on the listen host
 	HAMasterAddress string `yaml:"haMasterAddress"`
 	SlaveReadEnable *bool  `yaml:"slaveReadEnable"`
 
@@ -86,6 +97,14 @@ type brokerFile struct {
 
 	// Prometheus metrics: metricsListen, as --metrics-listen (metrics_cmd.go).
 	Metrics metricsFile `yaml:",inline"`
+
+	// ACLFile is --acl (broker.conf: aclEnable=true reads plain_acl.yml
+	// beside it, or aclFile).
+	ACLFile string `yaml:"aclFile"`
+	// TraceTopicEnable creates the message-trace topic (MsgTraceTopicName,
+	// default RMQ_SYS_TRACE_TOPIC, one queue) at start, as RocketMQ does.
+	TraceTopicEnable  *bool  `yaml:"traceTopicEnable"`
+	MsgTraceTopicName string `yaml:"msgTraceTopicName"`
 }
 
 // brokerFileStore is the config file's store section.
@@ -95,6 +114,16 @@ type brokerFileStore struct {
 	Flush         string `yaml:"flush"`
 	SegmentSize   string `yaml:"segmentSize"`
 	FlushInterval string `yaml:"flushInterval"`
+	// FlushLeastPages is flushCommitLogLeastPages: the dirty 4 KiB pages an
+	// async flush waits for (0 flushes whatever is dirty).
+	FlushLeastPages *int64 `yaml:"flushLeastPages"`
+	// Retention: deleteWhen, fileReservedTime, the disk ratios.
+	Retention retentionFile `yaml:",inline"`
+	// The key index (RocketMQ's names): messageIndexEnable, and the slots
+	// and entries of one index file (maxHashSlotNum, maxIndexNum).
+	MessageIndexEnable *bool  `yaml:"messageIndexEnable"`
+	MaxHashSlotNum     *int64 `yaml:"maxHashSlotNum"`
+	MaxIndexNum        *int64 `yaml:"maxIndexNum"`
 }
 
 // stringList reads a YAML sequence or one "a;b" / "a,b" string.
@@ -135,26 +164,35 @@ func brokerCommand() (*cobra.Command, *brokerFlags) {
 		Short: "Run a RocketMQ-compatible broker over the brokerlab store",
 		Long: `Run a broker speaking RocketMQ's remoting protocol over a brokerlab message
 store, registered with the name servers every 30 s. Official RocketMQ clients
-work against it. --config reads the broker config from a YAML or JSON file;
-flags given on the command line override it. Logs go to stderr; SIGINT or
+work against it. --config reads the broker config from a YAML or JSON file,
+-c from a RocketMQ broker.conf (unknown keys are logged); flags given on the
+command line override either. --print-config prints the resolved
+configuration as a broker.conf and exits. Logs go to stderr; SIGINT or
 SIGTERM stops it cleanly (flushes, persists consumer offsets, removes the
 store's abort file).`,
 		Example: `  brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store /data/store \
       --write-path mmap --flush async --segment-size 1GiB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bcfg, scfg, err := brokerConfig(cmd, f)
+			setup, err := resolveBroker(cmd, f)
 			if err != nil {
 				return err
 			}
-			if bcfg.ACL, err = startACL(cmd.Context(), f.acl, f.logLevel); err != nil {
-				return err
+			if f.printConfig {
+				return printBrokerConfig(cmd.OutOrStdout(), setup)
 			}
-			metricsAddr, err := metricsListen(cmd, f)
+			log, err := newLogger(f.logLevel)
 			if err != nil {
 				return err
 			}
-			return runBroker(cmd.Context(), bcfg, scfg, f.logLevel, metricsAddr)
+			for _, w := range setup.warnings {
+				log.Warn("broker config: " + w)
+			}
+			f.acl.file = setup.aclFile
+			if setup.bcfg.ACL, err = startACL(cmd.Context(), f.acl, f.logLevel); err != nil {
+				return err
+			}
+			return runBroker(cmd.Context(), setup, f.logLevel)
 		},
 	}
 	fl := cmd.Flags()
@@ -165,6 +203,8 @@ store's abort file).`,
 	fl.StringVar(&f.flushKind, "flush", string(flush.Async), "flush policy: sync, async, group or rmqgroup")
 	fl.StringVar(&f.segmentSize, "segment-size", "1GiB", "commit-log segment size (KiB, MiB, GiB suffixes)")
 	fl.StringVar(&f.configFile, "config", "", "broker config file (YAML or JSON); flags override it")
+	fl.StringVarP(&f.propsFile, "properties", "c", "", "RocketMQ broker.conf (Java properties, as mqbroker -c); flags override it; unknown keys are logged")
+	fl.BoolVarP(&f.printConfig, "print-config", "p", false, "print the resolved configuration as broker.conf properties and exit")
 	fl.StringVar(&f.name, "name", "broker-a", "broker name")
 	fl.StringVar(&f.cluster, "cluster", "DefaultCluster", "cluster name")
 	fl.StringVar(&f.brokerIP, "broker-ip", "", "IP registered with the name servers (default: the listen host, or the first non-loopback IPv4)")
@@ -174,24 +214,82 @@ store's abort file).`,
 	addClientTLSFlags(cmd, &f.tls)
 	addHAFlags(cmd, &f.ha)
 	addACLFlags(cmd, &f.acl)
+	addRetentionFlags(cmd, &f.retention)
 	return cmd, &f
 }
 
-// brokerConfig merges defaults, the --config file and the flags set on the
-// command line, in that order.
+// brokerSetup is what the broker command resolved from its flags and its
+// config file.
+type brokerSetup struct {
+	bcfg          broker.Config
+	scfg          store.Config
+	aclFile       string // plain_acl.yml to enforce; "" = no ACL
+	metricsListen string
+	traceTopic    string // the message-trace topic created at start; "" = none
+	// tlsClient and tlsEnable are the name-server side of TLS as resolved
+	// (bcfg.NamesrvTLS is what they load to), for --print-config.
+	tlsClient remoting.TLSClientConfig
+	tlsEnable bool
+	// warnings are logged at start: each unknown broker.conf key, each
+	// clamped value.
+	warnings []string
+}
+
+// brokerConfig merges defaults, the config file (--config YAML or -c
+// broker.conf) and the flags set on the command line, in that order.
 func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Config, error) {
-	bcfg := broker.DefaultConfig()
+	s, err := resolveBroker(cmd, f)
+	return s.bcfg, s.scfg, err
+}
+
+// loadBrokerFile reads --config (YAML or JSON: unknown keys are errors) or
+// -c (broker.conf: unknown keys come back as warnings).
+func loadBrokerFile(f brokerFlags) (brokerFile, []string, error) {
 	var file brokerFile
-	if f.configFile != "" {
+	switch {
+	case f.configFile != "" && f.propsFile != "":
+		return file, nil, errors.New("give one config file: --config (YAML) or -c (broker.conf)")
+	case f.propsFile != "":
+		p, err := brokerconf.ParseFile(f.propsFile)
+		if err != nil {
+			return file, nil, fmt.Errorf("-c: %w", err)
+		}
+		file, err = brokerFileFromProps(p, filepath.Dir(f.propsFile))
+		if err != nil {
+			return file, nil, fmt.Errorf("-c %s: %w", f.propsFile, err)
+		}
+		var warns []string
+		for _, e := range p.Unused() {
+			warns = append(warns, fmt.Sprintf("%s line %d: unknown key %s=%s ignored", f.propsFile, e.Line, e.Key, e.Value))
+		}
+		return file, warns, nil
+	case f.configFile != "":
 		raw, err := os.ReadFile(f.configFile)
 		if err != nil {
-			return bcfg, store.Config{}, fmt.Errorf("--config: %w", err)
+			return file, nil, fmt.Errorf("--config: %w", err)
 		}
 		dec := yaml.NewDecoder(bytes.NewReader(raw))
 		dec.KnownFields(true)
 		if err := dec.Decode(&file); err != nil && !errors.Is(err, io.EOF) {
-			return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+			return file, nil, fmt.Errorf("--config %s: %w", f.configFile, err)
 		}
+	}
+	return file, nil, nil
+}
+
+// resolveBroker builds the broker's and its store's config: the flags set on
+// the command line win over the config file, which wins over the defaults.
+func resolveBroker(cmd *cobra.Command, f brokerFlags) (brokerSetup, error) {
+	var out brokerSetup
+	bcfg := broker.DefaultConfig()
+	file, warns, err := loadBrokerFile(f)
+	if err != nil {
+		return out, err
+	}
+	out.warnings = warns
+	source := f.configFile
+	if f.propsFile != "" {
+		source = f.propsFile
 	}
 	changed := cmd.Flags().Changed
 	pick := func(flag, fromFile, flagValue string) string {
@@ -210,29 +308,65 @@ func brokerConfig(cmd *cobra.Command, f brokerFlags) (broker.Config, store.Confi
 	}
 	dir := pick("store", file.Store.Dir, f.storeDir)
 	if dir == "" {
-		return bcfg, store.Config{}, errors.New("--store DIR is required")
+		return out, errors.New("--store DIR is required (broker.conf: storePathRootDir)")
 	}
 	scfg, err := f.storeConfig(dir, pick, file.Store)
 	if err != nil {
-		return bcfg, store.Config{}, err
+		return out, err
 	}
+	if v := file.Store.FlushLeastPages; v != nil {
+		scfg.CommitLog.Flush.LeastPages = int(*v)
+	}
+	if v := file.Store.MessageIndexEnable; v != nil {
+		scfg.MessageIndexEnable = *v
+	}
+	if v := file.Store.MaxHashSlotNum; v != nil {
+		scfg.Index.MaxHashSlots = int(*v)
+	}
+	if v := file.Store.MaxIndexNum; v != nil {
+		scfg.Index.MaxIndexNum = int(*v)
+	}
+	rw, err := f.retention.apply(&scfg, changed, file.Store.Retention)
+	if err != nil {
+		return out, fmt.Errorf("retention: %w", err)
+	}
+	out.warnings = append(out.warnings, rw...)
 	if err := applyFileTunables(&bcfg, file); err != nil {
-		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+		return out, fmt.Errorf("%s: %w", source, err)
 	}
 	if err := file.Timer.apply(&bcfg); err != nil {
-		return bcfg, store.Config{}, fmt.Errorf("--config %s: %w", f.configFile, err)
+		return out, fmt.Errorf("%s: %w", source, err)
 	}
 	file.Reply.apply(&bcfg)
+	if file.HAListen == "" && file.HAListenPort != nil {
+		host, _, err := net.SplitHostPort(bcfg.ListenAddr)
+		if err != nil {
+			return out, fmt.Errorf("listen %q: %w", bcfg.ListenAddr, err)
+		}
+		file.HAListen = net.JoinHostPort(host, strconv.FormatInt(*file.HAListenPort, 10))
+	}
 	if err := f.ha.apply(&bcfg, changed, file); err != nil {
-		return bcfg, store.Config{}, err
+		return out, err
 	}
 	if bcfg.Remoting.TLS, err = f.tls.server(changed, file.TLS); err != nil {
-		return bcfg, store.Config{}, err
+		return out, err
+	}
+	if out.tlsClient, out.tlsEnable, err = f.tls.clientSpec(changed, file.TLS); err != nil {
+		return out, err
 	}
 	if bcfg.NamesrvTLS, err = f.tls.client(changed, file.TLS); err != nil {
-		return bcfg, store.Config{}, err
+		return out, err
 	}
-	return bcfg, scfg, nil
+	out.aclFile = pick("acl", file.ACLFile, f.acl.file)
+	out.metricsListen = pick("metrics-listen", file.Metrics.MetricsListen, f.metricsListen)
+	if file.TraceTopicEnable != nil && *file.TraceTopicEnable {
+		out.traceTopic = rmqTraceTopic
+		if file.MsgTraceTopicName != "" {
+			out.traceTopic = file.MsgTraceTopicName
+		}
+	}
+	out.bcfg, out.scfg = bcfg, scfg
+	return out, nil
 }
 
 // storeConfig is the broker's store under dir from the flags and the
@@ -319,8 +453,10 @@ func applyFileTunables(cfg *broker.Config, file brokerFile) error {
 }
 
 // runBroker runs a broker until ctx is cancelled (SIGINT/SIGTERM), then
-// stops it cleanly. metricsAddr (non-empty) serves its Prometheus metrics.
-func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLevel, metricsAddr string) error {
+// stops it cleanly. A non-empty setup.metricsListen serves its Prometheus
+// metrics.
+func runBroker(ctx context.Context, setup brokerSetup, logLevel string) error {
+	bcfg, scfg := setup.bcfg, setup.scfg
 	log, err := newLogger(logLevel)
 	if err != nil {
 		return err
@@ -330,11 +466,11 @@ func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLe
 	if len(bcfg.NamesrvAddrs) == 0 {
 		log.Warn("no name server given: clients can only reach this broker directly")
 	}
-	b, err := broker.New(bcfg, broker.OpenStore(scfg, bcfg.DelayLevels))
+	b, err := broker.New(bcfg, withTopic(broker.OpenStore(scfg, bcfg.DelayLevels), setup.traceTopic))
 	if err != nil {
 		return err
 	}
-	metrics, err := brokerMetrics(metricsAddr, b, log)
+	metrics, err := brokerMetrics(setup.metricsListen, b, log)
 	if err != nil {
 		return err
 	}
@@ -342,8 +478,10 @@ func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLe
 		metrics.stop()
 		return err
 	}
-	log.Info("broker serving", "addr", b.Addr(), "tls", bcfg.Remoting.TLS.Mode, "store", scfg.Root, "writePath", scfg.CommitLog.Path,
-		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize)
+	log.Info("broker serving", "addr", b.Addr(), "cluster", bcfg.ClusterName, "name", bcfg.BrokerName, "id", bcfg.BrokerID,
+		"role", bcfg.Role, "tls", bcfg.Remoting.TLS.Mode, "store", scfg.Root, "writePath", scfg.CommitLog.Path,
+		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize,
+		"deleteWhen", scfg.DeleteWhen, "fileReservedTime", scfg.FileReservedTime)
 	<-ctx.Done()
 	metrics.stop()
 	st := b.Stats()
@@ -354,4 +492,26 @@ func runBroker(ctx context.Context, bcfg broker.Config, scfg store.Config, logLe
 		return fmt.Errorf("broker: shutdown: %w", err)
 	}
 	return nil
+}
+
+// withTopic opens the store through open and, when topic is not empty and
+// not configured yet, adds it with one queue (RocketMQ's traceTopicEnable
+// creates RMQ_SYS_TRACE_TOPIC so at start).
+func withTopic(open broker.StoreOpener, topic string) broker.StoreOpener {
+	if topic == "" {
+		return open
+	}
+	return func(host netip.AddrPort) (broker.MessageStore, error) {
+		s, err := open(host)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := s.TopicConfigs()[topic]; !ok {
+			if err := s.UpdateTopicConfig(protocol.NewTopicConfig(topic, 1)); err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("create %s: %w", topic, err)
+			}
+		}
+		return s, nil
+	}
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/promexport"
 	"github.com/brokerlab/brokerlab/engine/broker"
@@ -28,16 +25,12 @@ type metricsFile struct {
 // given on the command line, else the config file's metricsListen, else
 // the flag's default (off). brokerConfig has validated the file already.
 func metricsListen(cmd *cobra.Command, f brokerFlags) (string, error) {
-	if cmd.Flags().Changed("metrics-listen") || f.configFile == "" {
+	if cmd.Flags().Changed("metrics-listen") || (f.configFile == "" && f.propsFile == "") {
 		return f.metricsListen, nil
 	}
-	raw, err := os.ReadFile(f.configFile)
+	file, _, err := loadBrokerFile(f)
 	if err != nil {
-		return "", fmt.Errorf("--config: %w", err)
-	}
-	var file brokerFile
-	if err := yaml.Unmarshal(raw, &file); err != nil {
-		return "", fmt.Errorf("--config %s: %w", f.configFile, err)
+		return "", err
 	}
 	if file.Metrics.MetricsListen != "" {
 		return file.Metrics.MetricsListen, nil

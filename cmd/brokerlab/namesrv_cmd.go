@@ -19,32 +19,41 @@ func init() { register(newNamesrvCmd) }
 const shutdownTimeout = 30 * time.Second
 
 func newNamesrvCmd() *cobra.Command {
-	var (
-		listen   string
-		logLevel string
-		tlsf     tlsFlags
-		metrics  string
-	)
+	cmd, _ := namesrvCommand()
+	return cmd
+}
+
+// namesrvCommand is the namesrv command and the flags it parses into.
+func namesrvCommand() (*cobra.Command, *namesrvFlags) {
+	var f namesrvFlags
 	cmd := &cobra.Command{
 		Use:   "namesrv",
 		Short: "Run a RocketMQ name server",
 		Long: `Run a name server speaking RocketMQ's remoting protocol: brokers register
-with it every 30 s and clients ask it for topic routes. Logs go to stderr;
-SIGINT or SIGTERM stops it.`,
+with it every 30 s and clients ask it for topic routes. -c reads RocketMQ's
+namesrv.properties (as mqnamesrv -c); flags given on the command line override
+it, and keys it does not know are logged. Logs go to stderr; SIGINT or SIGTERM
+stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := newLogger(logLevel)
+			setup, err := resolveNamesrv(cmd, f)
 			if err != nil {
 				return err
 			}
-			cfg := namesrv.DefaultConfig()
-			cfg.Remoting.Addr = listen
-			if cfg.Remoting.TLS, err = tlsf.server(cmd.Flags().Changed, tlsFile{}); err != nil {
+			if f.printConfig {
+				return printNamesrvConfig(cmd.OutOrStdout(), setup)
+			}
+			log, err := newLogger(f.logLevel)
+			if err != nil {
 				return err
 			}
+			for _, w := range setup.warnings {
+				log.Warn("namesrv config: " + w)
+			}
+			cfg := setup.cfg
 			cfg.Logger = log
 			srv := namesrv.New(cfg)
-			ms, err := namesrvMetrics(metrics, srv, listen, log)
+			ms, err := namesrvMetrics(setup.metrics, srv, cfg.Remoting.Addr, log)
 			if err != nil {
 				return err
 			}
@@ -65,11 +74,14 @@ SIGINT or SIGTERM stops it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:9876", "listen address (host:port; port 0 picks one)")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	addMetricsFlag(cmd, &metrics)
-	addServerTLSFlags(cmd, &tlsf)
-	return cmd
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:9876", "listen address (host:port; port 0 picks one)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVarP(&f.propsFile, "properties", "c", "", "RocketMQ namesrv.properties (Java properties, as mqnamesrv -c); flags override it; unknown keys are logged")
+	fl.BoolVarP(&f.printConfig, "print-config", "p", false, "print the resolved configuration as namesrv.properties and exit")
+	addMetricsFlag(cmd, &f.metrics)
+	addServerTLSFlags(cmd, &f.tls)
+	return cmd, &f
 }
 
 // newLogger logs text lines to stderr.

@@ -109,9 +109,23 @@ func (f tlsFlags) server(changed func(string) bool, file tlsFile) (remoting.TLSC
 // client is the broker's TLS config toward the name servers, nil unless
 // --tls-enable (tls.enable).
 func (f tlsFlags) client(changed func(string) bool, file tlsFile) (*tls.Config, error) {
+	c, enable, err := f.clientSpec(changed, file)
+	if err != nil || !enable {
+		return nil, err
+	}
+	conf, err := c.Load()
+	if err != nil {
+		return nil, fmt.Errorf("tls client: %w", err)
+	}
+	return conf, nil
+}
+
+// clientSpec merges the file under the flags set on the command line into
+// the name-server side's TLS settings and whether they are on (tls.enable).
+func (f tlsFlags) clientSpec(changed func(string) bool, file tlsFile) (remoting.TLSClientConfig, bool, error) {
 	file, err := f.withProperties(file)
 	if err != nil {
-		return nil, err
+		return remoting.TLSClientConfig{}, false, err
 	}
 	pick := func(flag, fromFile, flagValue string) string {
 		if fromFile != "" && !changed(flag) {
@@ -125,9 +139,6 @@ func (f tlsFlags) client(changed func(string) bool, file tlsFile) (*tls.Config, 
 		}
 		return flagValue
 	}
-	if !pickBool("tls-enable", file.Enable, f.enable) {
-		return nil, nil
-	}
 	c := remoting.TLSClientConfig{
 		CertFile:     pick("tls-client-cert", file.ClientCertPath, f.clientCert),
 		KeyFile:      pick("tls-client-key", file.ClientKeyPath, f.clientKey),
@@ -137,11 +148,7 @@ func (f tlsFlags) client(changed func(string) bool, file tlsFile) (*tls.Config, 
 	if c.CAFile != "" {
 		c.VerifyServer = true
 	}
-	conf, err := c.Load()
-	if err != nil {
-		return nil, fmt.Errorf("tls client: %w", err)
-	}
-	return conf, nil
+	return c, pickBool("tls-enable", file.Enable, f.enable), nil
 }
 
 // withProperties fills what file leaves unset from --tls-config-file.

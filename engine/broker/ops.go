@@ -360,6 +360,7 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 			m["commitLogDiskRatio_"+s.Config().Root] = javaDouble(ratio)
 			m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(total), humanBytes(free))
 		}
+		addStoreDiskRatios(m, s) // ops_diskratio.go
 		i("pageCacheLockTimeMills", s.CommitLog().LockHeldFor().Milliseconds())
 		if ts := b.TimerStats(); ts.Enabled {
 			i("timerOffsetBehind", ts.OffsetBehind)

@@ -102,6 +102,7 @@ func (b *Broker) brokerProperties() map[string]string {
 	}
 	if s, ok := StoreOf(b.store); ok {
 		p["storePathRootDir"] = s.Config().Root
+		maps.Copy(p, storeConfigProperties(s.Config())) // ops_diskratio.go
 	}
 	for k, lk := range liveConfig {
 		p[k] = lk.get(b)

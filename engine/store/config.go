@@ -315,3 +315,10 @@ func parseDeleteWhen(s string) (map[int]bool, error) {
 	}
 	return hours, nil
 }
+
+// CheckDeleteWhen reports whether s is a valid DeleteWhen ("04", "01;02;03":
+// hours 0-23, ';'-separated); the error wraps ErrInvalidConfig.
+func CheckDeleteWhen(s string) error {
+	_, err := parseDeleteWhen(s)
+	return err
+}
