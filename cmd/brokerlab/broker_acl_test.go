@@ -25,6 +25,7 @@ const aclTestFile = `accounts:
 // the file (a global white address for loopback) applies without a restart.
 // A file that does not compile keeps the broker from starting.
 func TestBrokerACLFlag(t *testing.T) {
+	t.Parallel() // a process test: its own ports and directories
 	bin := cliBinary(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plain_acl.yml")

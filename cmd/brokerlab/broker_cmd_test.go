@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -25,18 +26,39 @@ import (
 
 const procLimit = 30 * time.Second
 
-// cliBinary builds this command into a temporary directory of t.
+// cliBinary returns this command built once per test binary into a
+// directory TestMain removes (every process test shares the build).
 func cliBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "brokerlab")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	cli.once.Do(func() {
+		dir, err := os.MkdirTemp("", "brokerlab-cli-")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		cli.dir = dir
+		bin := filepath.Join(dir, "brokerlab")
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			cli.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		cli.bin = bin
+	})
+	if cli.err != nil {
+		t.Fatal(cli.err)
 	}
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return cli.bin
+}
+
+// cli is the shared build of cliBinary.
+var cli struct {
+	once     sync.Once
+	dir, bin string
+	err      error
 }
 
 // proc is a running brokerlab process whose stderr is scanned for its
@@ -145,6 +167,7 @@ func call(t *testing.T, c *remoting.Client, addr string, code int32, ext remotin
 }
 
 func TestNamesrvAndBrokerProcesses(t *testing.T) {
+	t.Parallel() // a process test: its own ports and directories
 	bin := cliBinary(t)
 	storeDir := t.TempDir()
 	ns := start(t, bin, "namesrv", "--listen", "127.0.0.1:0")
@@ -205,6 +228,7 @@ func TestNamesrvAndBrokerProcesses(t *testing.T) {
 }
 
 func TestBadInvocationsFail(t *testing.T) {
+	t.Parallel() // a process test: its own ports and directories
 	bin := cliBinary(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 // SIGKILL. Every send the master acknowledged (SEND_OK) is in the slave's
 // store, byte for byte: durability by replication, not by fsync.
 func TestSyncMasterKill9(t *testing.T) {
+	t.Parallel() // a process test: its own ports and directories
 	bin := cliBinary(t)
 	ns := start(t, bin, "namesrv", "--listen", "127.0.0.1:0")
 	nsAddr := ns.listenAddr(t)

@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if cli.dir != "" {
+		_ = os.RemoveAll(cli.dir)
+	}
+	os.Exit(code)
 }
 
 // brokerlab run serves a transport-process cell from a child started as

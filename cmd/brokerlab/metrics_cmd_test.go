@@ -82,6 +82,7 @@ next:
 // lag of a group that consumed part, the name server's registrations and
 // registered broker.
 func TestMetricsListenProcesses(t *testing.T) {
+	t.Parallel() // a process test: its own ports and directories
 	bin := cliBinary(t)
 	ns := start(t, bin, "namesrv", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
 	nsAddr := ns.listenAddr(t)

@@ -140,6 +140,7 @@ func TestBrokerTLSSettings(t *testing.T) {
 // registers over TLS with its client certificate, a TLS client is served by
 // both, and a plaintext one is refused with a log line.
 func TestTLSProcesses(t *testing.T) {
+	t.Parallel() // a process test: its own ports and directories
 	bin := cliBinary(t)
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, dir, "procs")
