@@ -65,7 +65,7 @@ func residencyLayers(rs *result.Residency) (*plot.Plot, error) {
 	}
 	if modelled {
 		for i, at := range []float64{m.BackgroundAt, m.ThrottleAt} {
-			if at >= xlo && at <= xhi {
+			if happens := []bool{m.Background, m.Throttle}[i]; happens && at >= xlo && at <= xhi {
 				p.Add(refLine(at, 0, at, yhi*headroom(0), markerColor([]string{"writeback", "throttle"}[i], i), dash))
 			}
 		}

@@ -19,7 +19,7 @@ func layeredResidencyCell(model bool) result.Cell {
 	}
 	if model {
 		rs.Model = &result.ResidencyModel{T: []float64{0, 40, 90}, ResidentMiB: []float64{0, 80, 130}, DirtyMiB: []float64{0, 24, 24},
-			BackgroundAt: 30, ThrottleAt: -1}
+			BackgroundAt: 30, Background: true}
 	}
 	return c
 }
