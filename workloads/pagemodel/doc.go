@@ -35,7 +35,9 @@
 // throttled at t_th = the first t with u(t) ≥ L; from then dirty stays at
 // the setpoint (L on v1) and the head advances at D. The kernel's
 // background writeback starts at the first t with u(t) ≥ bg, or at t_x
-// when that comes first and the store has not written back by then.
+// when that comes first and the store has not written back by then; never
+// when the throttle level is below bg and reached first (the budget's
+// reclaim holds dirty pages under the background limit).
 //
 // The log's head is h(t) = W·t (then D after t_th). Resident bytes are
 // r(t) = min(h, max(R, d)) with R = min(M, C, W·I/2 when the store drops

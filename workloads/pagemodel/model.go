@@ -108,9 +108,12 @@ func Predict(in Input) (Prediction, error) {
 	p.Dirtyable = m.dirtyable()
 	p.Notes = m.notes()
 	n := int(m.in.Horizon / m.in.Step)
+	if time.Duration(n)*m.in.Step < m.in.Horizon {
+		n++ // the last sample is at the horizon
+	}
 	segIdx := map[int64]int{}
 	for i := 0; i <= n; i++ {
-		t := (time.Duration(i) * m.in.Step).Seconds()
+		t := min(time.Duration(i)*m.in.Step, m.in.Horizon).Seconds()
 		head, res, dirty := m.state(t)
 		p.T = append(p.T, t)
 		var totR, totD int64
@@ -278,6 +281,9 @@ func (m *model) onsets() (throttle, background float64) {
 	background = m.reach(m.bg)
 	if m.tExp < m.tEngine && m.tExp < background && m.in.Path != "direct" && !m.waits {
 		background = m.tExp
+	}
+	if background > throttle && m.thLevel < m.bg {
+		background = inf // held below the background limit by the budget's reclaim
 	}
 	return throttle, background
 }

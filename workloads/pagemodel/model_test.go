@@ -133,8 +133,8 @@ func TestBudgetCliffV1AndV2(t *testing.T) {
 	p := predict(t, in)
 	// cgroup v1: global limits (1 GiB) above the budget: reclaim meets
 	// dirty pages once they fill it, at 512 MiB / 100 MiB/s.
-	if !near(p.ThrottleAt, 5.12) || p.ResidentCap != 512*mib {
-		t.Fatalf("v1 throttle %v cap %d", p.ThrottleAt, p.ResidentCap)
+	if !near(p.ThrottleAt, 5.12) || p.ResidentCap != 512*mib || p.BackgroundAt != -1 {
+		t.Fatalf("v1 throttle %v cap %d background %v", p.ThrottleAt, p.ResidentCap, p.BackgroundAt)
 	}
 	if r := p.Resident[at(t, p, 20)]; r != 512*mib {
 		t.Fatalf("resident held at the budget: %d", r)
@@ -175,6 +175,15 @@ func TestPathsAndSegments(t *testing.T) {
 	in.Path = "uncached"
 	if p := predict(t, in); p.Resident[len(p.T)-1] != 0 {
 		t.Fatal("uncached keeps nothing once written back")
+	}
+}
+
+func TestLastSampleAtHorizon(t *testing.T) {
+	in := base()
+	in.Horizon, in.Step = 2500*time.Millisecond, time.Second
+	p := predict(t, in)
+	if len(p.T) != 4 || p.T[3] != 2.5 || p.Resident[3] != 250*mib {
+		t.Fatalf("times %v resident %v", p.T, p.Resident)
 	}
 }
 
