@@ -115,12 +115,13 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		man.SourceDiff = SourceDiffFile
 		man.Warnings = append(man.Warnings, "made from a modified source tree (--allow-dirty): see "+SourceDiffFile)
 	}
+	pr := &progress{w: opt.Progress}
+	budgetPreflight(cells, &man, pr)
 	fss := mountFileSystems(ctx, cells, storeRoot, &man)
 	defer fss.Close()
 	if err := result.WriteManifest(runDir, man); err != nil {
 		return out, err
 	}
-	pr := &progress{w: opt.Progress}
 	peerD := pl.PeerDuration()
 	pr.printf("brokerlab: %s: %d cells + %d fio ceilings × %d repetitions, %v warm-up + %v each, order shuffled per repetition (seed %d), ≈ %v in all → %s\n",
 		exp.Name, len(cells), len(fioJobs), exp.Repetitions, exp.Warmup.D(), exp.Duration.D(), exp.Seed,

@@ -154,6 +154,7 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		res.MeasureFrom = start
 	}
 	fillCell(&rc, col, res, run, st)
+	attachPrediction(&rc, exp, st.AppendedBytes, start, res.Summary.End, res.MeasureFrom)
 	if err := win.cpu.record(&rc); err != nil && runErr == nil && closeErr == nil {
 		runErr = err
 	}

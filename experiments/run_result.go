@@ -109,6 +109,7 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 			p.ResidentMiB = float64(pt.Resident) / (1 << 20)
 			p.DirtyMiB = pt.DirtyMiB
 			p.Extra = map[string]float64{"majflt": float64(pt.MajFlt), "writeback_mib": pt.WbMiB}
+			addCacheExtra(p.Extra, pt, sv.MBps, pointSpan(points, pt))
 		}
 		if f, ok := iv.Metrics["flush"]; ok && f.Count > 0 {
 			if p.Extra == nil {
@@ -200,5 +201,6 @@ func residency(points []probe.Point, t0 time.Time) *result.Residency {
 			r.Fraction[idx[f.Name]][col] = f.Fraction()
 		}
 	}
+	cacheLayers(r, points, idx)
 	return r
 }

@@ -17,7 +17,9 @@
 //	Frontier             achieved msg/s vs p50/p99/p99.9, one line per configuration (rate swept)
 //	GroupCommit          msg/s and p99 vs producers per policy, plus flush batch-size histogram
 //	SegmentSweep         segment size (log2 axis, 8MiB … 1GiB) vs p99/p99.9 and msg/s
-//	ResidencyHeatmap     segments × time, colour = page-cache resident fraction
+//	ResidencyHeatmap     segments × time, colour = page-cache resident fraction; under it, when the
+//	                     samples have cachestat layers or a model, resident/dirty/writeback MiB
+//	                     measured (solid) and predicted (dashed) with the model's onsets
 //	TimeSeries           one interval field over time, with roll/stall markers
 //	Bars                 grouped bars (e.g. path × policy) with peer ceilings as labelled lines
 //	Hiccups              per-interval maximum latency over time, from the cells' .hlog

@@ -78,13 +78,24 @@ func ResidencyHeatmap(cell *result.Cell) (*Figure, error) {
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 64})
 	bar.HideX()
 	bar.Y.Min, bar.Y.Max = 0, 1
-	return &Figure{
+	fig := &Figure{
 		Name:      "residency-" + result.FileStem(cell.Name, cell.Rep),
 		Panels:    [][]*plot.Plot{{p, bar}},
 		Width:     18 * vg.Centimeter,
 		Height:    vg.Length(math.Min(20, 7+0.25*float64(len(rs.Segments)))) * vg.Centimeter,
 		ColWidths: []float64{0.86, 0.14},
-	}, nil
+	}
+	layers, err := residencyLayers(rs)
+	if err != nil {
+		return nil, err
+	}
+	if layers != nil {
+		lo, hi := math.Min(p.X.Min, layers.X.Min), math.Max(p.X.Max, layers.X.Max)
+		p.X.Min, p.X.Max, layers.X.Min, layers.X.Max = lo, hi, lo, hi
+		fig.Panels = append(fig.Panels, []*plot.Plot{layers, nil})
+		fig.Height *= 2
+	}
+	return fig, nil
 }
 
 // residencyColorMap runs from dark purple (not resident) to yellow (fully

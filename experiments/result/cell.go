@@ -136,6 +136,17 @@ type Residency struct {
 	Segments []string    `json:"segments"`
 	T        []float64   `json:"t"`
 	Fraction [][]float64 `json:"fraction"`
+	// From cachestat samples only (absent with mincore): the dirty and
+	// under-writeback fraction of each segment's pages (same shape as
+	// Fraction), and per-T totals over the segments in MiB.
+	Dirty        [][]float64 `json:"dirty,omitempty"`
+	Writeback    [][]float64 `json:"writeback,omitempty"`
+	ResidentMiB  []float64   `json:"resident_mib,omitempty"`
+	DirtyMiB     []float64   `json:"dirty_mib,omitempty"`
+	WritebackMiB []float64   `json:"writeback_mib,omitempty"`
+	// Model is the page-cache model's prediction for the cell
+	// (workloads/pagemodel), drawn beside the measurement.
+	Model *ResidencyModel `json:"model,omitempty"`
 }
 
 // BatchBucket counts flush batches (messages made durable by one flush)

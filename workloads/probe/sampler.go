@@ -29,6 +29,7 @@ type SamplerConfig struct {
 	ProcRoot     string   // "/proc" (tests point it at fixtures)
 	PID          int      // process whose io and faults are read; 0: this process
 	Dir          string   // segment directory for residency; "": none
+	Kind         Kind     // how Dir's files are read (KindAuto: cachestat, else mincore)
 	VmstatFields []string // (DefaultVmstatFields); missing fields are left out
 	IOFields     []string // (DefaultIOFields)
 	NoIO         bool     // skip /proc/<pid>/io (unreadable in some sandboxes)
@@ -42,16 +43,24 @@ func DefaultSamplerConfig() SamplerConfig {
 // Point is one sample. Deltas are since the previous sample (the first
 // Point's deltas are since NewSampler).
 type Point struct {
-	Time     time.Time                 `json:"time"`
-	Vmstat   map[string]int64          `json:"vmstat"`        // nr_*: value; others: delta
-	DirtyMiB float64                   `json:"dirty_mib"`     // nr_dirty in MiB
-	WbMiB    float64                   `json:"writeback_mib"` // nr_writeback in MiB
-	IO       map[string]int64          `json:"io,omitempty"`  // deltas
-	MinFlt   int64                     `json:"minflt"`        // delta
-	MajFlt   int64                     `json:"majflt"`        // delta
+	Time     time.Time        `json:"time"`
+	Vmstat   map[string]int64 `json:"vmstat"`        // nr_*: value; others: delta
+	DirtyMiB float64          `json:"dirty_mib"`     // nr_dirty in MiB
+	WbMiB    float64          `json:"writeback_mib"` // nr_writeback in MiB
+	IO       map[string]int64 `json:"io,omitempty"`  // deltas
+	MinFlt   int64            `json:"minflt"`        // delta
+	MajFlt   int64            `json:"majflt"`        // delta
+	// CPUNs is this process's CPU time (user + system) since the previous
+	// sample (getrusage; 0 when the Sampler watches another process).
+	CPUNs int64 `json:"cpu_ns,omitempty"`
+	// Cache is each file of Dir as cachestat (or mincore) saw it; Files is
+	// its residency view (kept for readers of the mincore shape).
+	Cache    []SegmentCache            `json:"cache,omitempty"`
 	Files    []pagecache.FileResidency `json:"files,omitempty"`
-	Resident int64                     `json:"resident_bytes"` // sum over Files
-	Size     int64                     `json:"size_bytes"`     // sum over Files
+	Resident int64                     `json:"resident_bytes"`  // sum over Files
+	Size     int64                     `json:"size_bytes"`      // sum over Files
+	Dirty    int64                     `json:"dirty_bytes"`     // sum over Cache (cachestat only)
+	Wb       int64                     `json:"writeback_bytes"` // sum over Cache (cachestat only)
 }
 
 // Sampler takes Points.
@@ -62,6 +71,7 @@ type Sampler struct {
 	prevVm           map[string]int64
 	prevIO           map[string]int64
 	prevMin, prevMaj int64
+	prevCPU          int64
 
 	mu     sync.Mutex
 	points []Point
@@ -88,25 +98,27 @@ func NewSampler(cfg SamplerConfig) (*Sampler, error) {
 			return nil, fmt.Errorf("%w (set NoIO to skip it)", err)
 		}
 	}
-	if s.prevMin, s.prevMaj, err = s.faults(); err != nil {
+	if s.prevMin, s.prevMaj, s.prevCPU, err = s.faults(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Sampler) faults() (minflt, majflt int64, err error) {
+// faults reads the fault counts and, for this process, its CPU time (ns).
+func (s *Sampler) faults() (minflt, majflt, cpuNs int64, err error) {
 	if s.cfg.PID <= 0 && s.cfg.ProcRoot == "/proc" {
 		var ru unix.Rusage
 		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-			return 0, 0, fmt.Errorf("probe: getrusage: %w", err)
+			return 0, 0, 0, fmt.Errorf("probe: getrusage: %w", err)
 		}
-		return ru.Minflt, ru.Majflt, nil
+		return ru.Minflt, ru.Majflt, ru.Utime.Nano() + ru.Stime.Nano(), nil
 	}
 	b, err := os.ReadFile(filepath.Join(s.cfg.ProcRoot, pidDir(s.cfg.PID), "stat"))
 	if err != nil {
-		return 0, 0, fmt.Errorf("probe: %w", err)
+		return 0, 0, 0, fmt.Errorf("probe: %w", err)
 	}
-	return ParseStatFaults(strings.TrimSpace(string(b)))
+	minflt, majflt, err = ParseStatFaults(strings.TrimSpace(string(b)))
+	return minflt, majflt, 0, err
 }
 
 // Sample reads everything once, appends the Point to the series and returns it.
@@ -146,24 +158,30 @@ func (s *Sampler) Sample(now time.Time) (Point, error) {
 		s.prevIO = io
 	}
 
-	minflt, majflt, err := s.faults()
+	minflt, majflt, cpuNs, err := s.faults()
 	if err != nil {
 		return p, err
 	}
-	p.MinFlt, p.MajFlt = minflt-s.prevMin, majflt-s.prevMaj
-	s.prevMin, s.prevMaj = minflt, majflt
+	p.MinFlt, p.MajFlt, p.CPUNs = minflt-s.prevMin, majflt-s.prevMaj, cpuNs-s.prevCPU
+	s.prevMin, s.prevMaj, s.prevCPU = minflt, majflt, cpuNs
 
 	if s.cfg.Dir != "" {
-		files, err := pagecache.ResidencyDir(s.cfg.Dir)
+		segs, err := StatDir(s.cfg.Dir, s.cfg.Kind)
 		if err != nil {
 			return p, err
 		}
-		p.Files = files
-		for _, f := range files {
+		p.Cache = segs
+		p.Files = make([]pagecache.FileResidency, len(segs))
+		for i, sc := range segs {
+			f := sc.Residency()
+			p.Files[i] = f
 			p.Resident += min(f.ResidentBytes(), f.Size)
 			p.Size += f.Size
+			p.Dirty += sc.Dirty * s.pageSize
+			p.Wb += sc.Writeback * s.pageSize
 		}
 	}
+
 	s.mu.Lock()
 	s.points = append(s.points, p)
 	s.mu.Unlock()

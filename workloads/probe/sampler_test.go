@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func writeProc(t *testing.T, root, vmstat, io, stat string) {
@@ -80,8 +82,14 @@ func TestSamplerLiveSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fault in fresh memory: minor faults of this process must rise.
-	buf := make([]byte, 8<<20)
+	// Fault in fresh memory: minor faults of this process must rise. A
+	// new anonymous mapping, not the Go heap (which reuses pages a previous
+	// run of the test already faulted in).
+	buf, err := unix.Mmap(-1, 0, 8<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(buf)
 	for i := 0; i < len(buf); i += 4096 {
 		buf[i] = 1
 	}
