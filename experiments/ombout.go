@@ -50,7 +50,7 @@ func writeOMBResults(runDir string, all []Cell, cells []result.Cell, header *omb
 			continue
 		}
 		m := ombMeta(exp, rc, header)
-		in := ombresult.Input{Intervals: ivs}
+		in := ombresult.Input{Intervals: ivs, Backlog0: builtBacklog(rc)}
 		for _, p := range rc.Series {
 			if n := p.Extra[counterSendErrors]; n > 0 {
 				in.Errors = append(in.Errors, ombresult.ErrorsAt{At: p.T, Count: int64(n)})
@@ -113,4 +113,17 @@ func readCellLog(runDir string, rc *result.Cell) ([]hist.LoggedInterval, error) 
 		out[i] = hist.LoggedInterval{Tag: iv.Tag, Start: time.UnixMilli(iv.StartMs), End: time.UnixMilli(iv.EndMs), Hist: iv.Hist}
 	}
 	return out, nil
+}
+
+// builtBacklog is the backlog lagging consumers found at their start (the
+// sum of their catchup_backlog_msgs extras): the messages outstanding when
+// the measured drain began.
+func builtBacklog(rc *result.Cell) int64 {
+	var n float64
+	for k, v := range rc.Extra {
+		if k == "catchup_backlog_msgs" || strings.HasPrefix(k, "catchup_backlog_msgs_") {
+			n += v
+		}
+	}
+	return int64(n)
 }

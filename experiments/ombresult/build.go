@@ -56,6 +56,9 @@ type Input struct {
 	Errors []ErrorsAt
 	// Period is the reporting period (0: Period).
 	Period time.Duration
+	// Backlog0 is the backlog at the measuring start, in messages summed
+	// over the subscriptions (a backlog built before the measured drain).
+	Backlog0 int64
 }
 
 // bin is one reporting period's merged histograms.
@@ -142,7 +145,7 @@ func Build(m Meta, in Input) TestResult {
 		r.PublishRate = append(r.PublishRate, float64(b.pub.TotalCount())/secs)
 		r.PublishErrorRate = append(r.PublishErrorRate, float64(b.errors)/secs)
 		r.ConsumeRate = append(r.ConsumeRate, float64(b.e2e.TotalCount())/secs)
-		r.Backlog = append(r.Backlog, max(0, subs*sent-received))
+		r.Backlog = append(r.Backlog, max(0, in.Backlog0+subs*sent-received))
 		r.addPublish(stats(b.pub, 1e6))
 		r.addDelay(stats(b.delay, 1e3))
 		r.addE2E(stats(b.e2e, 1e6))
