@@ -253,6 +253,9 @@ type Workload struct {
 	Tailing  int  `yaml:"tailing" json:"tailing"`
 	Lagging  int  `yaml:"lagging" json:"lagging"`
 	LagBytes Size `yaml:"lag_bytes" json:"lag_bytes"`
+	// LagTail keeps lagging consumers reading as tailing ones once caught
+	// up (OMB's backlog drain: consumers stay after the drain).
+	LagTail bool `yaml:"lag_tail,omitempty" json:"lag_tail,omitempty"`
 	// Prefill writes this much before the measured phase (for cold reads).
 	Prefill Size `yaml:"prefill" json:"prefill"`
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/brokerlab/brokerlab/experiments/ombresult"
 	"github.com/brokerlab/brokerlab/experiments/result"
 	"github.com/brokerlab/brokerlab/workloads/hist"
 )
@@ -51,6 +52,9 @@ type Options struct {
 	// registered with this name server (host:port) instead of an engine
 	// started here; the engine parameters then only name the cells.
 	Namesrv string
+	// OMB is the workload header of the run's OMB result files (an OMB
+	// workload file's fields; nil: derived from each cell).
+	OMB *ombresult.Meta
 }
 
 // Outcome is what Run produced. Figures are derived from the run
@@ -167,6 +171,9 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	res := result.Result{Schema: result.SchemaVersion, Experiment: exp.Name, Cells: out.Cells}
 	if err := result.WriteResult(runDir, res); err != nil {
 		return out, err
+	}
+	if _, err := writeOMBResults(runDir, pl.All, out.Cells, opt.OMB); err != nil {
+		man.Warnings = append(man.Warnings, err.Error())
 	}
 	if err := result.WriteBenchFile(runDir, man, out.Cells); err != nil {
 		return out, err

@@ -63,6 +63,7 @@ func buildLoad(exp Experiment, sys system) ([]gen.Producer, []gen.Consumer, []*g
 		lc := gen.DefaultLagConfig()
 		lc.Queues = queues
 		lc.BehindBytes = int64(w.LagBytes)
+		lc.KeepTailing = w.LagTail
 		c, err := gen.NewLagConsumer(lc, src)
 		if err != nil {
 			return nil, nil, nil, "", err

@@ -124,6 +124,9 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 			}
 			p.Extra["send_delay_p99_ns"] = float64(d.P99)
 		}
+		if n := iv.Counters[gen.CounterSendErrors]; n > 0 {
+			p.Extra = mergeExtra(p.Extra, map[string]float64{counterSendErrors: float64(n)})
+		}
 		if st.ReplicationLagAt != nil {
 			if lag, ok := st.ReplicationLagAt(iv.End); ok {
 				if p.Extra == nil {

@@ -31,8 +31,9 @@ func newRunCmd() *cobra.Command {
 		figures  string
 		plan     bool
 	)
+	of := &ombFlags{}
 	cmd := &cobra.Command{
-		Use:   "run EXPERIMENT.yaml | run --replay RUN_DIR",
+		Use:   "run EXPERIMENT.yaml | run OMB-WORKLOAD.yaml | run --replay RUN_DIR",
 		Short: "Run an experiment (or replay a recorded run) and plot it",
 		Long: `Run every cell of an experiment (engine config × workload × matrix, plus its
 NATS and fio peers) and write results/<experiment>/<run-stamp>/: bench.txt
@@ -50,7 +51,14 @@ matters. --replay RUN_DIR reruns exactly the resolved config that run recorded.
 Writing into the repository's results/ from a modified tree is refused
 unless --allow-dirty (the diff is then saved beside the run). --plan prints
 the resolved cells, their measured times and the estimated wall time, and
-runs nothing.`,
+runs nothing.
+
+An OpenMessaging Benchmark workload file (detected by its keys) runs as
+is: an open loop at producerRate against the embedded broker (or the one
+--namesrv names), producerRate 0 after a maximum-rate search, and
+consumerBacklogSizeGB as a backlog built then drained (see
+experiments/omb). Every run writes OMB's result JSON (omb-<cell>.r0.json)
+beside result.json for OMB's bin/create_charts.py.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if replay != "" {
 				return cobra.NoArgs(cmd, args)
@@ -60,10 +68,11 @@ runs nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var exp *experiments.Experiment
 			var err error
+			run := runFunc(experiments.Run)
 			if replay != "" {
 				exp, _, err = experiments.LoadReplay(replay)
 			} else {
-				exp, err = experiments.Load(args[0])
+				exp, run, err = loadRunnable(args[0], of, quick)
 			}
 			if err != nil {
 				return err
@@ -81,7 +90,7 @@ runs nothing.`,
 				experiments.WritePlan(cmd.OutOrStdout(), pl)
 				return nil
 			}
-			o, err := experiments.Run(cmd.Context(), exp, opts)
+			o, err := run(cmd.Context(), exp, opts)
 			if err != nil {
 				return err
 			}
@@ -97,6 +106,7 @@ runs nothing.`,
 		},
 	}
 	f := cmd.Flags()
+	addOMBFlags(f, of)
 	f.StringVar(&out, "out", "results", "results root directory")
 	f.StringVar(&store, "store", "", "directory for the cells' stores (default: the OS temp dir; must not be tmpfs for the direct path)")
 	f.DurationVar(&duration, "duration", 0, "override the measured duration of every cell")
