@@ -22,7 +22,7 @@ func (b *Broker) heartbeat(_ context.Context, conn *remoting.Conn, req *remoting
 		if cd.MessageModel == Broadcasting || cd.GroupName == "" {
 			continue
 		}
-		_, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(cd.GroupName), b.groupRetryQueueNums(cd.GroupName)))
+		_, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(cd.GroupName), b.groupRetryQueueNums(cd.GroupName)))
 		if err != nil {
 			b.log.Warn("create retry topic failed", "group", cd.GroupName, "err", err)
 		}

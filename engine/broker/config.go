@@ -164,6 +164,11 @@ type Config struct {
 	ClientChannelExpiry time.Duration
 	ClientScanInterval  time.Duration
 
+	// FlushConsumerOffsetInterval is how often the consumer offsets are
+	// written to the store's consumerOffset.json (flushConsumerOffsetInterval,
+	// 5 s; zero means the default); Shutdown writes them too.
+	FlushConsumerOffsetInterval time.Duration
+
 	// Remoting configures the listener; its Addr is replaced by ListenAddr.
 	Remoting remoting.ServerConfig
 	// Executors of the request classes (Java's pools).
@@ -229,6 +234,7 @@ func DefaultConfig() Config {
 		SlaveSyncInterval:           10 * time.Second,
 		ClientChannelExpiry:         120 * time.Second,
 		ClientScanInterval:          10 * time.Second,
+		FlushConsumerOffsetInterval: 5 * time.Second,
 		Remoting:                    remoting.DefaultServerConfig(),
 		SendExecutor:                remoting.ExecutorConfig{Workers: 2, QueueSize: 10000},
 		PullExecutor:                remoting.ExecutorConfig{Workers: 16 + 2*cpus, QueueSize: 100000},
@@ -307,6 +313,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: register interval and timeout must be positive", ErrBadConfig)
 	case c.TransactionCheckInterval <= 0 || c.TransactionTimeout < 0 || c.TransactionCheckMax <= 0:
 		return fmt.Errorf("%w: transaction check interval and max must be positive, the timeout not negative", ErrBadConfig)
+	}
+	if c.FlushConsumerOffsetInterval <= 0 {
+		c.FlushConsumerOffsetInterval = 5 * time.Second
 	}
 	if err := c.validateHA(); err != nil {
 		return err

@@ -42,12 +42,12 @@ func (b *Broker) ConsumerLags() []ConsumerLag {
 	}
 	online := b.clients.consumerGroupNames()
 	var out []ConsumerLag
-	for topic, tc := range b.topics.wrapper().TopicConfigTable {
+	for topic, tc := range b.topics.Wrapper().TopicConfigTable {
 		if isRetryTopic(topic) || strings.HasPrefix(topic, protocol.DLQTopicPrefix) {
 			continue
 		}
 		groups := map[string]bool{}
-		for _, g := range b.store.OffsetGroups(topic) {
+		for _, g := range b.offsets.Groups(topic) {
 			groups[g] = false
 		}
 		for _, g := range online {
@@ -58,7 +58,7 @@ func (b *Broker) ConsumerLags() []ConsumerLag {
 		for g, on := range groups {
 			l := ConsumerLag{Group: g, Topic: topic, Online: on}
 			for q := range tc.WriteQueueNums {
-				off, ok := b.store.ConsumerOffset(g, topic, q)
+				off, ok := b.offsets.Query(g, topic, q)
 				if !ok || off < 0 {
 					continue
 				}
@@ -147,14 +147,14 @@ func (b *Broker) Gauges() Gauges {
 	}
 	st := b.Stats()
 	g := Gauges{
-		Topics:       len(b.topics.wrapper().TopicConfigTable),
+		Topics:       len(b.topics.Wrapper().TopicConfigTable),
 		OnlineGroups: len(b.clients.consumerGroupNames()),
 		Connections:  b.server.ConnCount(),
 		HeldPulls:    st.HeldPulls,
 		QueuedSends:  st.QueuedSends,
 	}
 	if t, err := b.subGroups(); err == nil {
-		g.ConsumerGroups = len(t.names())
+		g.ConsumerGroups = len(t.Names())
 	}
 	if b.rt != nil {
 		g.Uptime = time.Since(b.rt.boot)

@@ -100,8 +100,8 @@ func (b *Broker) brokerProperties() map[string]string {
 		p["brokerIP1"] = b.storeHost.Addr().String()
 		p["listenPort"] = strconv.Itoa(int(b.storeHost.Port()))
 	}
-	if s, ok := StoreOf(b.store); ok {
-		p["storePathRootDir"] = s.Config().Root
+	if ds, ok := b.store.(DiskStatser); ok {
+		p["storePathRootDir"] = ds.DiskStats().Root
 	}
 	for k, lk := range liveConfig {
 		p[k] = lk.get(b)

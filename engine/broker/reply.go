@@ -49,7 +49,7 @@ func (b *Broker) registerReply() {
 // createReplyTopic adds the cluster's reply topic (TopicConfigManager does
 // at start): one read and one write queue, read-write.
 func (b *Broker) createReplyTopic() error {
-	if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
+	if _, _, _, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
 		return errors.Join(errors.New("broker: create reply topic"), err)
 	}
 	return nil

@@ -277,7 +277,7 @@ func (b *Broker) ensureTxnTopics() *remoting.Command {
 		return nil
 	}
 	for _, topic := range []string{protocol.TransHalfTopic, protocol.TransOpHalfTopic} {
-		if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
+		if _, _, _, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
 			return responsef(protocol.RespSystemError, "create topic %s: %v", topic, err)
 		}
 	}
