@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -38,12 +39,12 @@ type Broker struct {
 
 	// Set by Start before ready is stored; read-only afterwards.
 	store     MessageStore
-	addr      string         // registered "ip:port"
-	storeHost netip.AddrPort // the same, parsed
-	meta      *meta.Service  // topics, groups, offsets, queue locks (meta/)
-	topics    *meta.Topics   // meta.Topics, set by Start
-	offsets   *meta.Offsets  // meta.Offsets, set by Start
-	clients   *clientTable
+	addr      string           // registered "ip:port"
+	storeHost netip.AddrPort   // the same, parsed
+	meta      *meta.Service    // topics, groups, offsets, queue locks (meta/)
+	topics    *meta.Topics     // meta.Topics, set by Start
+	offsets   *meta.Offsets    // meta.Offsets, set by Start
+	clients   *clients.Service // producer and consumer tables, heartbeats (clients/)
 	holds     *holdTable
 	sendQ     *sendQueue
 	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
@@ -72,8 +73,6 @@ type Broker struct {
 	regDone chan struct{}
 	stop    chan struct{} // background loops
 	wg      sync.WaitGroup
-
-	notifyWG sync.WaitGroup // NOTIFY_CONSUMER_IDS_CHANGED writes in flight
 }
 
 // New builds a broker; open is called by Start.
@@ -103,7 +102,6 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 		open:    open,
 		server:  remoting.NewServer(rcfg),
 		ns:      remoting.NewClient(ccfg),
-		clients: newClientTable(),
 		regKick: make(chan struct{}, 1),
 		regStop: make(chan struct{}),
 		regDone: make(chan struct{}),
@@ -114,9 +112,15 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	b.putWaits = make(chan struct{}, cfg.SendQueueSize)
 	b.waiters = make(chan *sendOp)
 	b.holds = newHoldTable(b)
+	b.clients = clients.New(clients.Deps{
+		CompileFilter:   compileClientFilter,
+		BeforeHeartbeat: b.beforeHeartbeat,
+		NotifyEnabled:   b.notifyEnabled,
+		Logger:          log,
+	})
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
 	b.registerProcessors()
-	b.server.OnConnClose(b.connClosed)
+	b.server.OnConnClose(b.clients.OnConnClose)
 	return b, nil
 }
 
@@ -231,7 +235,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.sched.stop()
 	b.timer.stop()
 	b.wg.Wait()
-	b.notifyWG.Wait()
+	b.clients.Wait()
 	b.cancel()
 	_ = b.ns.Close()
 	offsetErr := b.offsets.Persist(true)
@@ -329,11 +333,6 @@ func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
 	b.holds.notify(topic, queueID, nextOffset)
 }
 
-// connClosed drops the connection's clients and tells their groups.
-func (b *Broker) connClosed(conn *remoting.Conn) {
-	b.notifyConsumerIDsChanged(b.clients.connClosed(conn))
-}
-
 // offsetPersistLoop writes the consumer offsets every
 // FlushConsumerOffsetInterval (BrokerController's persist of
 // ConsumerOffsetManager); Shutdown writes them a last time.
@@ -373,37 +372,7 @@ func (b *Broker) clientScanLoop() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
-			changed, conns := b.clients.expire(now.Add(-b.cfg.ClientChannelExpiry))
-			for _, c := range conns {
-				b.log.Info("client heartbeat expired, closing its connection", "remote", c.RemoteAddr().String())
-				_ = c.Close()
-			}
-			b.notifyConsumerIDsChanged(changed)
-		}
-	}
-}
-
-// notifyConsumerIDsChanged pushes NOTIFY_CONSUMER_IDS_CHANGED (40) to every
-// remaining member of each group, so they rebalance at once.
-func (b *Broker) notifyConsumerIDsChanged(groups []string) {
-	seen := make(map[string]struct{}, len(groups))
-	for _, g := range groups {
-		if _, dup := seen[g]; dup {
-			continue
-		}
-		seen[g] = struct{}{}
-		if !b.notifyEnabled(g) { // the group's notifyConsumerIdsChangedEnable (ops.go)
-			continue
-		}
-		for _, c := range b.clients.memberConns(g) {
-			b.notifyWG.Add(1)
-			go func() {
-				defer b.notifyWG.Done()
-				req := remoting.NewRequest(protocol.ReqNotifyConsumerIDsChanged, remoting.ExtFields{"consumerGroup": g})
-				if err := c.Send(req); err != nil {
-					b.log.Debug("notify consumer ids changed failed", "group", g, "err", err)
-				}
-			}()
+			b.clients.DropExpired(now.Add(-b.cfg.ClientChannelExpiry))
 		}
 	}
 }

@@ -2,9 +2,7 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -66,28 +64,5 @@ func (b *Broker) getEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn, re
 	}
 	resp := success()
 	resp.Ext().SetInt64("timestamp", ts)
-	return resp, nil
-}
-
-// getConsumerList handles GET_CONSUMER_LIST_BY_GROUP (38): every live
-// member, the caller included (the Go client drops all its queues on an
-// empty list).
-func (b *Broker) getConsumerList(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	group, err := req.ExtFields.String("consumerGroup")
-	if err != nil {
-		return nil, err
-	}
-	ids := b.clients.members(group)
-	if len(ids) == 0 {
-		return responsef(protocol.RespSystemError, "no consumer for this group, %s", group), nil
-	}
-	body, err := json.Marshal(struct {
-		ConsumerIDList []string `json:"consumerIdList"`
-	}{ids})
-	if err != nil {
-		return nil, err
-	}
-	resp := success()
-	resp.Body = body
 	return resp, nil
 }

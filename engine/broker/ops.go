@@ -108,7 +108,7 @@ func (b *Broker) checkConsumeGroup(group string) (int32, string) {
 		return protocol.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", group)
 	case !c.ConsumeEnable:
 		return protocol.RespNoPermission, "subscription group no permission, " + group
-	case !c.ConsumeBroadcastEnable && b.clients.messageModel(group) == Broadcasting:
+	case !c.ConsumeBroadcastEnable && b.clients.MessageModel(group) == Broadcasting:
 		return protocol.RespNoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", group)
 	}
 	return protocol.RespSuccess, ""
@@ -465,7 +465,7 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 	if err != nil {
 		return nil, err
 	}
-	online := len(b.clients.members(group)) > 0
+	online := len(b.clients.Members(group)) > 0
 	rt := b.rt.snapshot()
 	var entries []mqEntry
 	tps := 0.0
@@ -474,7 +474,7 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 		if !ok {
 			continue
 		}
-		if online && b.clients.subscription(group, topic) == nil && !isRetryTopic(topic) {
+		if online && b.clients.Subscription(group, topic) == nil && !isRetryTopic(topic) {
 			continue
 		}
 		for q := range tc.ReadQueueNums {
@@ -499,32 +499,13 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 
 // ---- connections ----
 
-// subscriptionJSON renders a stored subscription with its tags and their
-// hash codes, as SubscriptionData carries them.
-func subscriptionJSON(s *subscription) protocol.SubscriptionData {
-	out := protocol.SubscriptionData{ClassFilterMode: s.classFilter, ExpressionType: s.expressionType, SubString: s.subString,
-		SubVersion: s.subVersion, Topic: s.topic, TagsSet: []string{}, CodeSet: []int32{}}
-	if s.expressionType == ExpressionTag {
-		expr := strings.TrimSpace(s.subString)
-		if expr != "" && expr != "*" {
-			for _, tag := range strings.Split(expr, "||") {
-				if tag = strings.TrimSpace(tag); tag != "" && !slices.Contains(out.TagsSet, tag) {
-					out.TagsSet = append(out.TagsSet, tag)
-					out.CodeSet = append(out.CodeSet, record.JavaStringHash(tag))
-				}
-			}
-		}
-	}
-	return out
-}
-
 // getConsumerConnectionList handles GET_CONSUMER_CONNECTION_LIST (203).
 func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	group, err := req.ExtFields.String("consumerGroup")
 	if err != nil {
 		return nil, err
 	}
-	cc, ok := b.clients.consumerConnection(group)
+	cc, ok := b.clients.ConsumerConnection(group)
 	if !ok {
 		return responsef(protocol.RespConsumerNotOnline, "the consumer group[%s] not online", group), nil
 	}
@@ -541,7 +522,7 @@ func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	conns := b.clients.producerConnections(group)
+	conns := b.clients.ProducerConnections(group)
 	if len(conns) == 0 {
 		return responsef(protocol.RespSystemError, "the producer group[%s] not exist", group), nil
 	}
@@ -561,8 +542,8 @@ func (b *Broker) queryTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req
 		return nil, err
 	}
 	set := map[string]struct{}{}
-	for _, g := range b.clients.consumerGroupNames() {
-		if b.clients.subscription(g, topic) != nil {
+	for _, g := range b.clients.ConsumerGroupNames() {
+		if b.clients.Subscription(g, topic) != nil {
 			set[g] = struct{}{}
 		}
 	}
@@ -665,7 +646,7 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 	body := append([]byte(`{"offsetTable":`), appendMQMap(nil, entries)...)
 	body = append(body, '}')
 
-	conns := b.clients.memberConns(group)
+	conns := b.clients.MemberConns(group)
 	if len(conns) == 0 {
 		// RocketMQ 5's server-side reset: the committed offsets are the
 		// reset; the group starts from them when it comes back.
@@ -709,22 +690,22 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 		return nil, err
 	}
 	only := req.ExtFields.OptString("clientAddr", "")
-	members := b.clients.memberClients(group)
+	members := b.clients.MemberClients(group)
 	if len(members) == 0 {
 		return responsef(protocol.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group), nil
 	}
 	body := []byte(`{"consumerTable":{`)
 	n := 0
 	for _, m := range members {
-		if only != "" && m.id != only {
+		if only != "" && m.ID != only {
 			continue
 		}
 		ask := remoting.NewRequest(protocol.ReqGetConsumerStatusFromClient, remoting.ExtFields{"topic": topic, "group": group})
 		cctx, cancel := context.WithTimeout(ctx, consumerStatusTimeout)
-		resp, err := m.conn.Invoke(cctx, ask)
+		resp, err := m.Conn.Invoke(cctx, ask)
 		cancel()
 		if err != nil || resp.Code != protocol.RespSuccess {
-			b.log.Warn("get consumer status failed", "group", group, "client", m.id, "err", err)
+			b.log.Warn("get consumer status failed", "group", group, "client", m.ID, "err", err)
 			continue
 		}
 		raw, ok := FieldOf(resp.Body, "messageQueueTable")
@@ -733,7 +714,7 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 		}
 		table, err := ParseMQMap(raw)
 		if err != nil {
-			b.log.Warn("consumer status body", "group", group, "client", m.id, "err", err)
+			b.log.Warn("consumer status body", "group", group, "client", m.ID, "err", err)
 			continue
 		}
 		entries := make([]mqEntry, 0, len(table))
@@ -744,7 +725,7 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 			body = append(body, ',')
 		}
 		n++
-		body = appendJSONString(body, m.id)
+		body = appendJSONString(body, m.ID)
 		body = append(body, ':')
 		body = appendMQMap(body, entries)
 	}

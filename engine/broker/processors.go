@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -26,11 +27,6 @@ func (b *Broker) registerProcessors() {
 	}
 	b.handle(protocol.ReqPullMessage, b.pullMessage, pull)
 
-	b.handle(protocol.ReqHeartBeat, b.heartbeat, heartbeat)
-	b.handle(protocol.ReqUnregisterClient, b.unregisterClient, heartbeat)
-
-	b.handle(protocol.ReqGetConsumerListByGroup, b.getConsumerList, clientManage)
-
 	b.handle(protocol.ReqQueryMessage, b.queryMessage, query)
 	b.handle(protocol.ReqViewMessageByID, b.viewMessageByID, query)
 
@@ -48,8 +44,10 @@ func (b *Broker) registerProcessors() {
 	// same gate.
 	table := processorTable{b: b, executors: map[string]*remoting.Executor{
 		meta.ClientManageExecutor: clientManage,
+		clients.HeartbeatExecutor: heartbeat,
 	}}
-	b.meta.Register(table) // offsets and queue locks
+	b.clients.Register(table) // heartbeats, client list
+	b.meta.Register(table)    // offsets and queue locks
 
 	// Feature processors, each registered from its own file.
 	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config
@@ -90,7 +88,7 @@ type processorTable struct {
 	executors map[string]*remoting.Executor
 }
 
-// Handle implements meta.Table.
+// Handle implements meta.Table and clients.ProcessorTable.
 func (t processorTable) Handle(code int32, executor string, fn remoting.ProcessorFunc) {
 	t.b.handle(code, handlerFunc(fn), t.executors[executor])
 }

@@ -492,25 +492,6 @@ func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
 // is then checked again after a restart).
 var ErrTxnOpNotStored = errors.New("broker: transaction op record not stored")
 
-// producerConn picks a live connection of a producer group, round robin
-// (ProducerManager.getAvailableChannel); nil if none.
-func (t *clientTable) producerConn(group string, seq uint32) *remoting.Conn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ids := make([]string, 0, len(t.mu.producers[group]))
-	for id := range t.mu.producers[group] {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for i := range ids {
-		ci := t.mu.clients[ids[(int(seq%uint32(len(ids)))+i)%len(ids)]]
-		if ci != nil && ci.conn != nil && ci.conn.Err() == nil {
-			return ci.conn
-		}
-	}
-	return nil
-}
-
 // refuseTxnInBatch refuses a batch message with transaction bits, as
 // RocketMQ's CommitLog.asyncPutMessages does (MESSAGE_ILLEGAL): a batch
 // cannot be a half message, and a PREPARED record outside the half topic

@@ -295,7 +295,7 @@ func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 	b.log.Info("checking transaction", "realTopic", props[record.PropertyRealTopic], "uniqKey", uniq,
 		"offset", res.QueueOffset, "checks", checks, "producerGroup", group)
 
-	conn := b.clients.producerConn(group, b.txn.seq.Add(1))
+	conn := b.clients.ProducerConn(group, b.txn.seq.Add(1))
 	if conn == nil {
 		b.log.Warn("transaction not checked: no live producer of its group", "producerGroup", group, "uniqKey", uniq)
 		return true
