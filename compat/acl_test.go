@@ -125,7 +125,7 @@ func aclCreateTopic(t *testing.T, c *cluster, key, secret, topic string) {
 }
 
 func hasTopic(c *cluster, topic string) bool {
-	_, ok := c.b.Store().TopicConfigs()[topic]
+	_, ok := c.b.Topics().Configs()[topic]
 	return ok
 }
 

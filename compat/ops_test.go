@@ -83,8 +83,8 @@ func TestOpsDeleteTopicThenRecreate(t *testing.T) {
 	}
 	waitUntil(t, "the old messages", 15*time.Second, func() bool { return rec.has("first", old) })
 	waitUntil(t, "committed offsets", 15*time.Second, func() bool {
-		off0, ok0 := c.b.Store().ConsumerOffset(group, topic, 0)
-		off1, ok1 := c.b.Store().ConsumerOffset(group, topic, 1)
+		off0, ok0 := c.b.Offsets().Query(group, topic, 0)
+		off1, ok1 := c.b.Offsets().Query(group, topic, 1)
 		return ok0 && ok1 && off0+off1 == int64(len(old))
 	})
 	// The group's consumers stop before the deletion: a live client keeps
@@ -102,7 +102,7 @@ func TestOpsDeleteTopicThenRecreate(t *testing.T) {
 		if m := c.maxOffset(topic, q); m != 0 {
 			t.Fatalf("re-created %s/%d has max offset %d", topic, q, m)
 		}
-		if off, ok := c.b.Store().ConsumerOffset(group, topic, q); ok && off > 0 {
+		if off, ok := c.b.Offsets().Query(group, topic, q); ok && off > 0 {
 			t.Fatalf("the group's old offset %d of queue %d survived", off, q)
 		}
 	}
@@ -170,7 +170,7 @@ func TestOpsResetOffsetReachesGoConsumer(t *testing.T) {
 	startConsumer(t, c, group, "c", topic, rec, consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset))
 	waitUntil(t, "first consumption", 15*time.Second, func() bool { return rec.has("c", bodies) })
 	waitUntil(t, "committed offset", 15*time.Second, func() bool {
-		off, ok := c.b.Store().ConsumerOffset(group, topic, 0)
+		off, ok := c.b.Offsets().Query(group, topic, 0)
 		return ok && off == 3
 	})
 

@@ -306,7 +306,7 @@ func startChildBroker(spec childSpec, errw io.Writer) (*brokerChild, error) {
 	if err := b.Start(context.Background()); err != nil {
 		return nil, err // the process exits: its files and sockets go with it
 	}
-	st, _ := broker.StoreOf(b.Store())
+	st := b.Store().(broker.EngineStore).EngineStore() // OpenStore's
 	return &brokerChild{b: b, st: st, cfg: sc}, nil
 }
 

@@ -92,7 +92,7 @@ func startReplica(en Engine, dir string, b *broker.Broker, seed uint64, log *slo
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	master, _ := broker.StoreOf(b.Store())
+	master := b.Store().(broker.EngineStore).EngineStore()
 	r.stop, r.done = make(chan struct{}), make(chan struct{})
 	go r.sample(master)
 	return r, nil

@@ -115,7 +115,7 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, 
 	if err := b.Start(context.Background()); err != nil {
 		return nil, err
 	}
-	st, _ := broker.StoreOf(b.Store())
+	st := b.Store().(broker.EngineStore).EngineStore() // OpenStore's
 	d, err := dialBroker(exp, b.Addr())
 	if err != nil {
 		b.Shutdown(context.Background())

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/engine/iopath"
-	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/internal/bytesize"
@@ -466,7 +464,8 @@ func runBroker(ctx context.Context, setup brokerSetup, logLevel string) error {
 	if len(bcfg.NamesrvAddrs) == 0 {
 		log.Warn("no name server given: clients can only reach this broker directly")
 	}
-	b, err := broker.New(bcfg, withTopic(broker.OpenStore(scfg, bcfg.DelayLevels), setup.traceTopic))
+	bcfg.TraceTopic = setup.traceTopic
+	b, err := broker.New(bcfg, broker.OpenStore(scfg, bcfg.DelayLevels))
 	if err != nil {
 		return err
 	}
@@ -492,26 +491,4 @@ func runBroker(ctx context.Context, setup brokerSetup, logLevel string) error {
 		return fmt.Errorf("broker: shutdown: %w", err)
 	}
 	return nil
-}
-
-// withTopic opens the store through open and, when topic is not empty and
-// not configured yet, adds it with one queue (RocketMQ's traceTopicEnable
-// creates RMQ_SYS_TRACE_TOPIC so at start).
-func withTopic(open broker.StoreOpener, topic string) broker.StoreOpener {
-	if topic == "" {
-		return open
-	}
-	return func(host netip.AddrPort) (broker.MessageStore, error) {
-		s, err := open(host)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := s.TopicConfigs()[topic]; !ok {
-			if err := s.UpdateTopicConfig(protocol.NewTopicConfig(topic, 1)); err != nil {
-				_ = s.Close()
-				return nil, fmt.Errorf("create %s: %w", topic, err)
-			}
-		}
-		return s, nil
-	}
 }

@@ -73,7 +73,7 @@ func TestACLRefusalsStoreNothing(t *testing.T) {
 
 	wantRefused(t, "user creates a topic", e.signedCall(protocol.ReqUpdateAndCreateTopic, createTopicExt("open"), nil, aclUserAK, aclUserSK),
 		"request UPDATE_AND_CREATE_TOPIC (17) needs an admin account; accessKey=user-key-1 is not admin")
-	if _, ok := e.store.TopicConfigs()["open"]; ok {
+	if _, ok := e.b.Topics().Configs()["open"]; ok {
 		t.Fatal("a refused topic create created the topic")
 	}
 	wantRefused(t, "unsigned create", e.signedCall(protocol.ReqUpdateAndCreateTopic, createTopicExt("open"), nil, "", ""), "carries no AccessKey")
@@ -103,11 +103,11 @@ func TestACLRefusalsStoreNothing(t *testing.T) {
 	}
 	wantRefused(t, "offset update of a denied group", e.signedCall(protocol.ReqUpdateConsumerOffset, offset("deniedGroup"), nil, aclUserAK, aclUserSK),
 		"no SUB permission on group:deniedGroup (request UPDATE_CONSUMER_OFFSET (15); groupPerms grants DENY)")
-	if _, ok := e.store.ConsumerOffset("deniedGroup", "open", 0); ok {
+	if _, ok := e.b.Offsets().Query("deniedGroup", "open", 0); ok {
 		t.Fatal("a refused offset update was committed")
 	}
 	wantCode(t, "offset update", e.signedCall(protocol.ReqUpdateConsumerOffset, offset("okGroup"), nil, aclUserAK, aclUserSK), protocol.RespSuccess)
-	if off, ok := e.store.ConsumerOffset("okGroup", "open", 0); !ok || off != 1 {
+	if off, ok := e.b.Offsets().Query("okGroup", "open", 0); !ok || off != 1 {
 		t.Fatalf("offset of okGroup %d %v, want 1", off, ok)
 	}
 

@@ -49,7 +49,7 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 		return responsef(protocol.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
 			tc.ReadQueueNums, tc.WriteQueueNums), nil
 	}
-	ver, err := b.topics.put(tc)
+	ver, err := b.topics.Put(tc)
 	if err != nil {
 		return responsef(protocol.RespSystemError, "update topic %s: %v", topic, err), nil
 	}
@@ -72,7 +72,7 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	if !record.TopicSendable(topic) || topic == protocol.DefaultTopic || topic == protocol.ScheduleTopic {
 		return responsef(protocol.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
 	}
-	_, ver, err := b.topics.delete(topic)
+	_, ver, err := b.topics.Delete(topic)
 	if err != nil {
 		return responsef(protocol.RespSystemError, "delete topic %s: %v", topic, err), nil
 	}
@@ -87,7 +87,7 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 
 // getAllTopicConfig handles GET_ALL_TOPIC_CONFIG (21).
 func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
-	body, err := json.Marshal(b.topics.wrapper())
+	body, err := json.Marshal(b.topics.Wrapper())
 	if err != nil {
 		return nil, err
 	}

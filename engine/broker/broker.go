@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/clients"
+	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -37,10 +39,12 @@ type Broker struct {
 
 	// Set by Start before ready is stored; read-only afterwards.
 	store     MessageStore
-	addr      string         // registered "ip:port"
-	storeHost netip.AddrPort // the same, parsed
-	topics    *topicTable
-	clients   *clientTable
+	addr      string           // registered "ip:port"
+	storeHost netip.AddrPort   // the same, parsed
+	meta      *meta.Service    // topics, groups, offsets, queue locks (meta/)
+	topics    *meta.Topics     // meta.Topics, set by Start
+	offsets   *meta.Offsets    // meta.Offsets, set by Start
+	clients   *clients.Service // producer and consumer tables, heartbeats (clients/)
 	holds     *holdTable
 	sendQ     *sendQueue
 	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
@@ -48,7 +52,6 @@ type Broker struct {
 	sched     *scheduler
 	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
 	timer     *timerService // timer_service.go
-	locks     *lockTable
 	flow      flowCounters  // flow-control refusals (metrics.go)
 	ha        haState       // replication (ha.go)
 	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
@@ -70,8 +73,6 @@ type Broker struct {
 	regDone chan struct{}
 	stop    chan struct{} // background loops
 	wg      sync.WaitGroup
-
-	notifyWG sync.WaitGroup // NOTIFY_CONSUMER_IDS_CHANGED writes in flight
 }
 
 // New builds a broker; open is called by Start.
@@ -101,8 +102,6 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 		open:    open,
 		server:  remoting.NewServer(rcfg),
 		ns:      remoting.NewClient(ccfg),
-		clients: newClientTable(),
-		locks:   newLockTable(),
 		regKick: make(chan struct{}, 1),
 		regStop: make(chan struct{}),
 		regDone: make(chan struct{}),
@@ -113,8 +112,15 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	b.putWaits = make(chan struct{}, cfg.SendQueueSize)
 	b.waiters = make(chan *sendOp)
 	b.holds = newHoldTable(b)
+	b.clients = clients.New(clients.Deps{
+		CompileFilter:   compileClientFilter,
+		BeforeHeartbeat: b.beforeHeartbeat,
+		NotifyEnabled:   b.notifyEnabled,
+		Logger:          log,
+	})
+	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
 	b.registerProcessors()
-	b.server.OnConnClose(b.connClosed)
+	b.server.OnConnClose(b.clients.OnConnClose)
 	return b, nil
 }
 
@@ -144,7 +150,13 @@ func (b *Broker) Start(ctx context.Context) error {
 		return err
 	}
 	b.store = store
-	b.topics = newTopicTable(store, b.kickRegister)
+	files, _ := store.(meta.ConfigFiles)
+	if err := b.meta.Load(files); err != nil {
+		_ = b.server.Shutdown(ctx)
+		_ = store.Close()
+		return fmt.Errorf("%w: %w", ErrStoreOpen, err)
+	}
+	b.topics, b.offsets = b.meta.Topics, b.meta.Offsets
 	if err := b.createSystemTopics(); err != nil {
 		_ = b.server.Shutdown(ctx)
 		_ = store.Close()
@@ -162,6 +174,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.clientScanLoop)
 	b.goLoop(b.txnCheckLoop)
 	b.goLoop(b.runtimeSampleLoop)
+	b.goLoop(b.offsetPersistLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
 		b.sched.start()
 		if b.cfg.TimerEnable {
@@ -191,8 +204,14 @@ func (b *Broker) DataVersion() protocol.DataVersion {
 	if b.topics == nil {
 		return protocol.DataVersion{}
 	}
-	return b.topics.dataVersion()
+	return b.topics.DataVersion()
 }
+
+// Offsets is the broker's consumer offset table (nil before Start).
+func (b *Broker) Offsets() *meta.Offsets { return b.offsets }
+
+// Topics is the broker's topic table (nil before Start).
+func (b *Broker) Topics() *meta.Topics { return b.topics }
 
 // Shutdown unregisters from the name servers, stops serving (held pulls are
 // answered, queued sends finish), stops the background services and closes
@@ -216,12 +235,13 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.sched.stop()
 	b.timer.stop()
 	b.wg.Wait()
-	b.notifyWG.Wait()
+	b.clients.Wait()
 	b.cancel()
 	_ = b.ns.Close()
+	offsetErr := b.offsets.Persist(true)
 	storeErr := b.store.Close()
 	b.log.Info("broker stopped", "addr", b.addr)
-	return errors.Join(serverErr, storeErr)
+	return errors.Join(serverErr, offsetErr, storeErr)
 }
 
 func (b *Broker) goLoop(f func()) {
@@ -278,20 +298,25 @@ func (b *Broker) createSystemTopics() error {
 	if b.cfg.AutoCreateTopic {
 		tc := protocol.NewTopicConfig(protocol.DefaultTopic, b.cfg.DefaultTopicQueueNums)
 		tc.Perm = protocol.PermInherit | protocol.PermRead | protocol.PermWrite
-		if _, _, _, err := b.topics.createIfAbsent(tc); err != nil {
+		if _, _, _, err := b.topics.CreateIfAbsent(tc); err != nil {
 			return fmt.Errorf("broker: create %s: %w", protocol.DefaultTopic, err)
 		}
 	}
-	if cur, ok := b.topics.get(protocol.TimerTopic); !ok || cur.ReadQueueNums < timerQueueNums {
-		if _, err := b.topics.put(protocol.NewTopicConfig(protocol.TimerTopic, timerQueueNums)); err != nil {
+	if t := b.cfg.TraceTopic; t != "" {
+		if _, _, _, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(t, 1)); err != nil {
+			return fmt.Errorf("broker: create %s: %w", t, err)
+		}
+	}
+	if cur, ok := b.topics.Get(protocol.TimerTopic); !ok || cur.ReadQueueNums < timerQueueNums {
+		if _, err := b.topics.Put(protocol.NewTopicConfig(protocol.TimerTopic, timerQueueNums)); err != nil {
 			return fmt.Errorf("broker: create %s: %w", protocol.TimerTopic, err)
 		}
 	}
 	tc := protocol.NewTopicConfig(protocol.ScheduleTopic, int32(len(b.cfg.DelayLevels)))
-	if cur, ok := b.topics.get(protocol.ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
+	if cur, ok := b.topics.Get(protocol.ScheduleTopic); ok && cur.ReadQueueNums >= tc.ReadQueueNums {
 		return nil
 	}
-	if _, err := b.topics.put(tc); err != nil {
+	if _, err := b.topics.Put(tc); err != nil {
 		return fmt.Errorf("broker: create %s: %w", protocol.ScheduleTopic, err)
 	}
 	return nil
@@ -313,9 +338,34 @@ func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
 	b.holds.notify(topic, queueID, nextOffset)
 }
 
-// connClosed drops the connection's clients and tells their groups.
-func (b *Broker) connClosed(conn *remoting.Conn) {
-	b.notifyConsumerIDsChanged(b.clients.connClosed(conn))
+// offsetPersistLoop writes the consumer offsets every
+// FlushConsumerOffsetInterval (BrokerController's persist of
+// ConsumerOffsetManager); Shutdown writes them a last time.
+func (b *Broker) offsetPersistLoop() {
+	t := time.NewTicker(b.cfg.FlushConsumerOffsetInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			if err := b.offsets.Persist(false); err != nil {
+				b.log.Error("broker: persist consumer offsets", "err", err)
+			}
+		}
+	}
+}
+
+// storeQueues is meta.Queues over the broker's store (set by Start,
+// before any request is served).
+type storeQueues struct{ b *Broker }
+
+func (q storeQueues) MinOffset(topic string, queueID int32) int64 {
+	return q.b.store.MinOffset(topic, queueID)
+}
+
+func (q storeQueues) InMemory(topic string, queueID int32, offset int64) bool {
+	return q.b.store.InMemory(topic, queueID, offset)
 }
 
 // clientScanLoop drops clients whose heartbeats stopped.
@@ -327,37 +377,7 @@ func (b *Broker) clientScanLoop() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
-			changed, conns := b.clients.expire(now.Add(-b.cfg.ClientChannelExpiry))
-			for _, c := range conns {
-				b.log.Info("client heartbeat expired, closing its connection", "remote", c.RemoteAddr().String())
-				_ = c.Close()
-			}
-			b.notifyConsumerIDsChanged(changed)
-		}
-	}
-}
-
-// notifyConsumerIDsChanged pushes NOTIFY_CONSUMER_IDS_CHANGED (40) to every
-// remaining member of each group, so they rebalance at once.
-func (b *Broker) notifyConsumerIDsChanged(groups []string) {
-	seen := make(map[string]struct{}, len(groups))
-	for _, g := range groups {
-		if _, dup := seen[g]; dup {
-			continue
-		}
-		seen[g] = struct{}{}
-		if !b.notifyEnabled(g) { // the group's notifyConsumerIdsChangedEnable (ops.go)
-			continue
-		}
-		for _, c := range b.clients.memberConns(g) {
-			b.notifyWG.Add(1)
-			go func() {
-				defer b.notifyWG.Done()
-				req := remoting.NewRequest(protocol.ReqNotifyConsumerIDsChanged, remoting.ExtFields{"consumerGroup": g})
-				if err := c.Send(req); err != nil {
-					b.log.Debug("notify consumer ids changed failed", "group", g, "err", err)
-				}
-			}()
+			b.clients.DropExpired(now.Add(-b.cfg.ClientChannelExpiry))
 		}
 	}
 }

@@ -42,7 +42,10 @@ type Config struct {
 	// AutoCreateTopic creates unknown topics on send from the default topic
 	// TBW102 (autoCreateTopicEnable), which is then registered with
 	// DefaultTopicQueueNums queues and perm 7.
-	AutoCreateTopic       bool
+	AutoCreateTopic bool
+	// TraceTopic, when not empty, is created at start with one queue if
+	// absent (traceTopicEnable with msgTraceTopicName, RMQ_SYS_TRACE_TOPIC).
+	TraceTopic            string
 	DefaultTopicQueueNums int32
 
 	// LongPolling holds a pull that finds nothing (PULL_NOT_FOUND with the
@@ -164,6 +167,11 @@ type Config struct {
 	ClientChannelExpiry time.Duration
 	ClientScanInterval  time.Duration
 
+	// FlushConsumerOffsetInterval is how often the consumer offsets are
+	// written to the store's consumerOffset.json (flushConsumerOffsetInterval,
+	// 5 s; zero means the default); Shutdown writes them too.
+	FlushConsumerOffsetInterval time.Duration
+
 	// Remoting configures the listener; its Addr is replaced by ListenAddr.
 	Remoting remoting.ServerConfig
 	// Executors of the request classes (Java's pools).
@@ -229,6 +237,7 @@ func DefaultConfig() Config {
 		SlaveSyncInterval:           10 * time.Second,
 		ClientChannelExpiry:         120 * time.Second,
 		ClientScanInterval:          10 * time.Second,
+		FlushConsumerOffsetInterval: 5 * time.Second,
 		Remoting:                    remoting.DefaultServerConfig(),
 		SendExecutor:                remoting.ExecutorConfig{Workers: 2, QueueSize: 10000},
 		PullExecutor:                remoting.ExecutorConfig{Workers: 16 + 2*cpus, QueueSize: 100000},
@@ -307,6 +316,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: register interval and timeout must be positive", ErrBadConfig)
 	case c.TransactionCheckInterval <= 0 || c.TransactionTimeout < 0 || c.TransactionCheckMax <= 0:
 		return fmt.Errorf("%w: transaction check interval and max must be positive, the timeout not negative", ErrBadConfig)
+	}
+	if c.FlushConsumerOffsetInterval <= 0 {
+		c.FlushConsumerOffsetInterval = 5 * time.Second
 	}
 	if err := c.validateHA(); err != nil {
 		return err

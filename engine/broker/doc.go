@@ -24,12 +24,24 @@
 // route data in RocketMQ: the name server holds none, so a group's only
 // route-visible trace is its retry topic.) Shutdown
 // unregisters, stops the server (held pulls are answered, queued sends run),
-// stops the services and closes the store, which flushes and persists the
-// consumer offsets and topic configs. The broker owns the store.
+// stops the services, writes the consumer offsets and closes the store.
+// The broker owns the store.
 //
-// The store is reached through the MessageStore interface: OpenStore and
-// FromStore adapt engine/store's DefaultMessageStore to it; package memstore
-// is an in-memory implementation for tests and network-only benchmarks.
+// The store is reached through the MessageStore interface, message I/O
+// only: OpenStore and FromStore adapt engine/store's DefaultMessageStore to
+// it; package memstore is an in-memory implementation for tests and
+// network-only benchmarks. What a store may offer besides is found by type
+// assertion (storecaps.go): meta.ConfigFiles, where the metadata tables
+// persist; EngineStore, for replication; DiskStatser, for runtime info.
+//
+// # Services
+//
+// Jobs with their own state live in packages under this one, each built
+// with New(Deps) and registering its request codes on the broker's
+// processor table (so the one ACL and readiness gate wraps them all):
+// meta/ holds the topic table, subscription groups, consumer offsets and
+// queue locks (RocketMQ's managers) and serves QUERY/UPDATE_CONSUMER_OFFSET
+// and LOCK/UNLOCK_BATCH_MQ. The services never import this package.
 //
 // # Requests
 //
@@ -57,7 +69,7 @@
 //	Operator codes (ops.go)                GET_BROKER_RUNTIME_INFO 28, GET_TOPIC_STATS_INFO 202,
 //	                                       GET_CONSUME_STATS 208, GET_CONSUMER/PRODUCER_CONNECTION_LIST
 //	                                       203/204, QUERY_TOPIC_CONSUME_BY_WHO 300, subscription groups
-//	                                       200/201/207 (config/subscriptionGroup.json, subgroup.go; honoured
+//	                                       200/201/207 (config/subscriptionGroup.json, meta.Groups; honoured
 //	                                       by pulls and send-back), INVOKE_BROKER_TO_RESET_OFFSET 222 (pushes
 //	                                       RESET_CONSUMER_CLIENT_OFFSET 220), INVOKE_BROKER_TO_GET_CONSUMER_STATUS
 //	                                       223, GET/UPDATE_BROKER_CONFIG 26/25; DELETE_TOPIC_IN_BROKER also
@@ -84,7 +96,7 @@
 // # Concurrency
 //
 // Processors run on the remoting executors; the topic table, client table,
-// held pulls, send queue and lock table each have their own mutex and are
+// held pulls, send queue and lock table (meta/) each have their own mutex and are
 // never locked together. Store calls are made without broker locks held.
 // The store's arriving listener only signals (never blocks).
 package broker

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/brokerlab/brokerlab/engine/broker/clients"
+
 	"github.com/brokerlab/brokerlab/engine/filter"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -12,7 +14,7 @@ import (
 
 // Expression types of a subscription.
 const (
-	ExpressionTag   = "TAG"
+	ExpressionTag   = clients.ExpressionTag
 	ExpressionSQL92 = "SQL92"
 )
 
@@ -91,6 +93,13 @@ func (p recordProperties) Property(name string) (string, bool) {
 // compileFilter builds the consume-queue filter of a subscription: nil
 // for everything, a *TagFilter or a *SQLFilter. An unknown expression type
 // or a SQL92 expression that does not compile is an error.
+// compileClientFilter is compileFilter for the client service
+// (clients.Deps.CompileFilter).
+func compileClientFilter(expr, typ string) (clients.Filter, error) {
+	f, err := compileFilter(expr, typ)
+	return f, err
+}
+
 func compileFilter(expr, typ string) (MessageFilter, error) {
 	switch typ {
 	case "", ExpressionTag:
@@ -169,23 +178,23 @@ func (b *Broker) pullFilter(p pullHeader) (MessageFilter, int32, string) {
 		if typ == "" {
 			typ = ExpressionTag
 		}
-		sub := b.clients.subscription(p.group, p.topic)
-		if sub != nil && sub.filterErr == nil && !sub.classFilter && sub.expressionType == typ && sub.subString == p.subscription {
-			f = sub.filter
+		sub := b.clients.Subscription(p.group, p.topic)
+		if sub != nil && sub.FilterErr == nil && !sub.ClassFilter && sub.ExpressionType == typ && sub.SubString == p.subscription {
+			f = sub.Filter
 		} else {
 			var err error
 			if f, err = compileFilter(p.subscription, typ); err != nil {
 				return nil, protocol.RespSubscriptionParseFailed, remarkSubscriptionParseFailed
 			}
 		}
-	} else if sub := b.clients.subscription(p.group, p.topic); sub != nil {
-		if sub.classFilter {
+	} else if sub := b.clients.Subscription(p.group, p.topic); sub != nil {
+		if sub.ClassFilter {
 			return nil, protocol.RespSuccess, ""
 		}
-		if sub.filterErr != nil {
+		if sub.FilterErr != nil {
 			return nil, protocol.RespFilterDataNotExist, remarkFilterDataNotExist
 		}
-		f, typ = sub.filter, sub.expressionType
+		f, typ = sub.Filter, sub.ExpressionType
 	}
 	if typ != ExpressionTag && !b.cfg.EnablePropertyFilter {
 		return nil, protocol.RespSystemError, remarkPropertyFilterDisabled + typ

@@ -55,7 +55,6 @@ type haState struct {
 	svc  *ha.Service // masters over an engine/store store
 	cli  *ha.Client  // slaves
 	addr string      // the advertised haServerAddr ("" without a service)
-	st   *store.Store
 	// master is a slave's master remoting address (masterAddr of the
 	// registration reply).
 	master   atomic.Pointer[string]
@@ -98,7 +97,7 @@ func (b *Broker) HAAddr() string { return b.ha.addr }
 // puts notify the HA service and, on a SYNC_MASTER, wait for a slave. On
 // error ms is closed.
 func (b *Broker) startHA(ms MessageStore) (MessageStore, error) {
-	st, ok := StoreOf(ms)
+	es, ok := ms.(EngineStore)
 	if !ok {
 		if b.cfg.Role == AsyncMaster {
 			return ms, nil // no replication without a commit log
@@ -106,7 +105,7 @@ func (b *Broker) startHA(ms MessageStore) (MessageStore, error) {
 		_ = ms.Close()
 		return nil, fmt.Errorf("%w: role %s needs an engine/store message store", ErrBadConfig, b.cfg.Role)
 	}
-	b.ha.st = st
+	st := es.EngineStore()
 	switch b.cfg.Role {
 	case Slave:
 		cc := b.cfg.HAClient
@@ -142,7 +141,7 @@ func (b *Broker) startHA(ms MessageStore) (MessageStore, error) {
 		b.ha.svc = svc
 		b.ha.addr = net.JoinHostPort(b.storeHost.Addr().String(), port)
 	}
-	return &haStore{MessageStore: ms, b: b}, nil
+	return &haStore{MessageStore: ms, st: st, b: b}, nil
 }
 
 // registerWithHA is one REGISTER_BROKER with the broker's id and HA
@@ -181,11 +180,9 @@ func (b *Broker) refuseOnSlave() *remoting.Command {
 // partition here: the store root's).
 func (b *Broker) diskUtil() string {
 	u := -1.0
-	if b.ha.st != nil {
-		if f := b.ha.st.Config().DiskUsage; f != nil {
-			if r, err := f(b.ha.st.Config().Root); err == nil {
-				u = r * 100
-			}
+	if ds, ok := b.store.(DiskStatser); ok {
+		if d := ds.DiskStats(); d.HasUsage {
+			u = d.Usage * 100
 		}
 	}
 	return fmt.Sprintf("CL: %5.2f CQ: %5.2f INDEX: %5.2f", u, u, u)
@@ -216,8 +213,25 @@ func (b *Broker) suggestBrokerID(res GetResult) string {
 // (CommitLog.handleHA). Close stops replication before the store.
 type haStore struct {
 	MessageStore
-	b *Broker
+	st *store.Store // the engine/store underneath (its optional capabilities)
+	b  *Broker
 }
+
+// EngineStore implements EngineStore.
+func (h *haStore) EngineStore() *store.Store { return h.st }
+
+// ReadConfigFile implements meta.ConfigFiles.
+func (h *haStore) ReadConfigFile(name string, decode func([]byte) error) (bool, error) {
+	return h.st.ReadConfigFile(name, decode)
+}
+
+// WriteConfigFile implements meta.ConfigFiles.
+func (h *haStore) WriteConfigFile(name string, data []byte) error {
+	return h.st.WriteConfigFile(name, data)
+}
+
+// DiskStats implements DiskStatser.
+func (h *haStore) DiskStats() DiskStats { return storeAdapter{h.st}.DiskStats() }
 
 func (h *haStore) Put(ctx context.Context, m *record.Message) (PutResult, error) {
 	if h.b.cfg.Role == Slave {

@@ -83,8 +83,8 @@ func TestSyncMasterAndSlave(t *testing.T) {
 		a := rd.BrokerDatas[0].BrokerAddrs
 		return a[protocol.MasterID] == master.Addr() && a[1] == slave.Addr()
 	})
-	mst, _ := broker.StoreOf(master.Store())
-	sst, _ := broker.StoreOf(slave.Store())
+	mst := master.Store().(broker.EngineStore).EngineStore()
+	sst := slave.Store().(broker.EngineStore).EngineStore()
 	for i := range 20 {
 		resp := sendTo(t, c, master.Addr(), "T", int32(i%2), "m"+itoa(int64(i)))
 		wantCode(t, "sync send", resp, protocol.RespSuccess)

@@ -40,25 +40,25 @@ func (b *Broker) ConsumerLags() []ConsumerLag {
 	if !b.running.Load() || b.topics == nil {
 		return nil
 	}
-	online := b.clients.consumerGroupNames()
+	online := b.clients.ConsumerGroupNames()
 	var out []ConsumerLag
-	for topic, tc := range b.topics.wrapper().TopicConfigTable {
+	for topic, tc := range b.topics.Wrapper().TopicConfigTable {
 		if isRetryTopic(topic) || strings.HasPrefix(topic, protocol.DLQTopicPrefix) {
 			continue
 		}
 		groups := map[string]bool{}
-		for _, g := range b.store.OffsetGroups(topic) {
+		for _, g := range b.offsets.Groups(topic) {
 			groups[g] = false
 		}
 		for _, g := range online {
-			if b.clients.subscription(g, topic) != nil {
+			if b.clients.Subscription(g, topic) != nil {
 				groups[g] = true
 			}
 		}
 		for g, on := range groups {
 			l := ConsumerLag{Group: g, Topic: topic, Online: on}
 			for q := range tc.WriteQueueNums {
-				off, ok := b.store.ConsumerOffset(g, topic, q)
+				off, ok := b.offsets.Query(g, topic, q)
 				if !ok || off < 0 {
 					continue
 				}
@@ -147,14 +147,14 @@ func (b *Broker) Gauges() Gauges {
 	}
 	st := b.Stats()
 	g := Gauges{
-		Topics:       len(b.topics.wrapper().TopicConfigTable),
-		OnlineGroups: len(b.clients.consumerGroupNames()),
+		Topics:       len(b.topics.Wrapper().TopicConfigTable),
+		OnlineGroups: len(b.clients.ConsumerGroupNames()),
 		Connections:  b.server.ConnCount(),
 		HeldPulls:    st.HeldPulls,
 		QueuedSends:  st.QueuedSends,
 	}
 	if t, err := b.subGroups(); err == nil {
-		g.ConsumerGroups = len(t.names())
+		g.ConsumerGroups = len(t.Names())
 	}
 	if b.rt != nil {
 		g.Uptime = time.Since(b.rt.boot)
@@ -162,62 +162,10 @@ func (b *Broker) Gauges() Gauges {
 	return g
 }
 
-// ClientCount is a number of live client connections sharing a language
-// and version (RocketMQ's producer and consumer connection metrics). For
-// consumers, Group and ConsumeType (CONSUME_PASSIVELY for push,
-// CONSUME_ACTIVELY for pull, CONSUME_POP) are set too.
-type ClientCount struct {
-	Group, ConsumeType string
-	Language           string // remoting.Language's name ("GO", "JAVA")
-	Version            int32
-	Count              int
-}
-
 // ClientCounts returns the live producer connections (one per client in a
 // producer group) and consumer connections (one per member of each consumer
 // group), counted by language and version (and group and consume type),
 // sorted. It holds the client table's lock for one walk.
 func (b *Broker) ClientCounts() (producers, consumers []ClientCount) {
-	return b.clients.counts()
-}
-
-func (t *clientTable) counts() (producers, consumers []ClientCount) {
-	type key struct {
-		group, consumeType, lang string
-		version                  int32
-	}
-	prod, cons := map[key]int{}, map[key]int{}
-	t.mu.Lock()
-	for _, ids := range t.mu.producers {
-		for id := range ids {
-			if ci := t.mu.clients[id]; ci != nil {
-				prod[key{lang: ci.language.String(), version: ci.version}]++
-			}
-		}
-	}
-	for name, g := range t.mu.consumers {
-		for id := range g.members {
-			if ci := t.mu.clients[id]; ci != nil {
-				cons[key{group: name, consumeType: g.consumeType, lang: ci.language.String(), version: ci.version}]++
-			}
-		}
-	}
-	t.mu.Unlock()
-	flat := func(m map[key]int) []ClientCount {
-		out := make([]ClientCount, 0, len(m))
-		for k, n := range m {
-			out = append(out, ClientCount{Group: k.group, ConsumeType: k.consumeType, Language: k.lang, Version: k.version, Count: n})
-		}
-		slices.SortFunc(out, func(a, b ClientCount) int {
-			if c := strings.Compare(a.Group, b.Group); c != 0 {
-				return c
-			}
-			if c := strings.Compare(a.Language, b.Language); c != 0 {
-				return c
-			}
-			return int(a.Version) - int(b.Version)
-		})
-		return out
-	}
-	return flat(prod), flat(cons)
+	return b.clients.Counts()
 }

@@ -39,7 +39,7 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 	if err := record.ValidateTopic(protocol.RetryTopic(group)); err != nil {
 		return responsef(protocol.RespInvalidParameter, "bad consumer group %q: %v", group, err)
 	}
-	retry, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(group), b.groupRetryQueueNums(group)))
+	retry, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(group), b.groupRetryQueueNums(group)))
 	if err != nil {
 		return responsef(protocol.RespSystemError, "create topic %s: %v", protocol.RetryTopic(group), err)
 	}

@@ -12,19 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// opsState is the state of the operator features: the subscription group
-// table (loaded from the store on first use) and the broker settings
+// opsState is the state of the operator features: the broker settings
 // UPDATE_BROKER_CONFIG changes at run time.
 type opsState struct {
-	subsOnce sync.Once
-	subs     *subGroupTable
-	subsErr  error
-
 	// Settings UPDATE_BROKER_CONFIG changes live (ops_config.go), first
 	// taken from Config.
 	autoCreateSubGroup atomic.Bool
@@ -71,33 +67,8 @@ func bodyResponse(body []byte) *remoting.Command {
 
 // ---- subscription groups ----
 
-// subGroups returns the subscription group table, loading it from the
-// store's config/subscriptionGroup.json on first use (an engine/store
-// store; other stores keep the table in memory).
-func (b *Broker) subGroups() (*subGroupTable, error) {
-	b.ops.subsOnce.Do(func() {
-		s, ok := StoreOf(b.store)
-		if !ok {
-			b.ops.subs, b.ops.subsErr = loadSubGroupTable(nil, nil)
-			return
-		}
-		var content []byte
-		if _, err := s.ReadConfigFile(SubscriptionGroupFile, func(p []byte) error {
-			var w protocol.SubscriptionGroupWrapper
-			if err := json.Unmarshal(p, &w); err != nil {
-				return err
-			}
-			content = p
-			return nil
-		}); err != nil {
-			b.ops.subsErr = fmt.Errorf("broker: load %s: %w", SubscriptionGroupFile, err)
-			return
-		}
-		save := func(p []byte) error { return s.WriteConfigFile(SubscriptionGroupFile, p) }
-		b.ops.subs, b.ops.subsErr = loadSubGroupTable(content, save)
-	})
-	return b.ops.subs, b.ops.subsErr
-}
+// subGroups returns the subscription group table (meta.Service.Groups).
+func (b *Broker) subGroups() (*meta.Groups, error) { return b.meta.Groups() }
 
 // findSubGroup returns a group's config, creating it with the defaults when
 // autoCreateSubscriptionGroup is on (SubscriptionGroupManager
@@ -107,13 +78,13 @@ func (b *Broker) findSubGroup(group string) (c protocol.SubscriptionGroupConfig,
 	if err != nil {
 		return c, false, err
 	}
-	if c, ok := t.get(group); ok {
+	if c, ok := t.Get(group); ok {
 		return c, true, nil
 	}
-	if !b.ops.autoCreateSubGroup.Load() || validateGroupName(group) != nil {
+	if !b.ops.autoCreateSubGroup.Load() || meta.ValidateGroupName(group) != nil {
 		return c, false, nil
 	}
-	c, err = t.createIfAbsent(group)
+	c, err = t.CreateIfAbsent(group)
 	if err != nil {
 		return c, false, err
 	}
@@ -137,7 +108,7 @@ func (b *Broker) checkConsumeGroup(group string) (int32, string) {
 		return protocol.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist", group)
 	case !c.ConsumeEnable:
 		return protocol.RespNoPermission, "subscription group no permission, " + group
-	case !c.ConsumeBroadcastEnable && b.clients.messageModel(group) == Broadcasting:
+	case !c.ConsumeBroadcastEnable && b.clients.MessageModel(group) == Broadcasting:
 		return protocol.RespNoPermission, fmt.Sprintf("the consumer group[%s] can not consume by broadcast way", group)
 	}
 	return protocol.RespSuccess, ""
@@ -178,7 +149,7 @@ func (b *Broker) notifyEnabled(group string) bool {
 	if err != nil {
 		return true
 	}
-	c, ok := t.get(group)
+	c, ok := t.Get(group)
 	return !ok || c.NotifyConsumerIdsChangedEnable
 }
 
@@ -202,7 +173,7 @@ func (b *Broker) getAllSubscriptionGroupConfig(_ context.Context, _ *remoting.Co
 	if err != nil {
 		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
-	body, err := json.Marshal(t.wrapper())
+	body, err := json.Marshal(t.Wrapper())
 	if err != nil {
 		return nil, err
 	}
@@ -213,11 +184,11 @@ func (b *Broker) getAllSubscriptionGroupConfig(_ context.Context, _ *remoting.Co
 // (200): the body is a SubscriptionGroupConfig; fields it leaves out get
 // the defaults.
 func (b *Broker) updateAndCreateSubscriptionGroup(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	c, err := DecodeSubscriptionGroupConfig(req.Body)
+	c, err := meta.DecodeSubscriptionGroupConfig(req.Body)
 	if err != nil {
 		return nil, remoting.NewBadRequest("%v", err)
 	}
-	if err := validateGroupName(c.GroupName); err != nil {
+	if err := meta.ValidateGroupName(c.GroupName); err != nil {
 		return remoting.NewResponse(protocol.RespInvalidParameter, err.Error()), nil
 	}
 	if c.RetryQueueNums < 0 || c.RetryMaxTimes < -1 {
@@ -228,7 +199,7 @@ func (b *Broker) updateAndCreateSubscriptionGroup(_ context.Context, _ *remoting
 	if err != nil {
 		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
-	if err := t.put(c); err != nil {
+	if err := t.Put(c); err != nil {
 		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	b.log.Info("subscription group updated", "group", c.GroupName, "consumeEnable", c.ConsumeEnable,
@@ -256,11 +227,11 @@ func (b *Broker) deleteSubscriptionGroup(_ context.Context, _ *remoting.Conn, re
 	if err != nil {
 		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
-	if _, err := t.delete(group); err != nil {
+	if _, err := t.Delete(group); err != nil {
 		return responsef(protocol.RespSystemError, "%v", err), nil
 	}
 	if clean || remove {
-		if err := b.store.DeleteGroupOffsets(group); err != nil {
+		if err := b.offsets.RemoveGroup(group); err != nil {
 			return responsef(protocol.RespSystemError, "remove offsets of %s: %v", group, err), nil
 		}
 	}
@@ -293,7 +264,7 @@ func (b *Broker) syncSubGroups() error {
 	if err := json.Unmarshal(resp.Body, &w); err != nil {
 		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: %w", addr, err)
 	}
-	return t.replace(w)
+	return t.Replace(w)
 }
 
 // ---- runtime info ----
@@ -347,27 +318,29 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 	i("sendThreadPoolQueueCapacity", int64(b.cfg.SendQueueSize))
 	i("pullThreadPoolQueueCapacity", int64(b.cfg.PullExecutor.QueueSize))
 	i("queryThreadPoolQueueCapacity", int64(b.cfg.QueryExecutor.QueueSize))
-	if s, ok := StoreOf(b.store); ok {
-		ss := s.Stats()
-		i("commitLogMinOffset", s.MinPhyOffset())
-		i("commitLogMaxOffset", s.MaxPhyOffset())
-		i("dispatchBehindBytes", ss.DispatchBehindBytes)
-		if ts, err := s.CommitLogEarliestTime(); err == nil {
-			i("earliestMessageTimeStamp", ts)
+	if ds, ok := b.store.(DiskStatser); ok {
+		d := ds.DiskStats()
+		i("commitLogMinOffset", d.MinPhyOffset)
+		i("commitLogMaxOffset", d.MaxPhyOffset)
+		i("dispatchBehindBytes", d.DispatchBehindBytes)
+		if d.HasEarliest {
+			i("earliestMessageTimeStamp", d.EarliestTime)
 		}
-		if ratio, total, free, err := diskUsage(s.Config().Root); err == nil {
+		if ratio, total, free, err := diskUsage(d.Root); err == nil {
 			m["commitLogDiskRatio"] = javaDouble(ratio)
-			m["commitLogDiskRatio_"+s.Config().Root] = javaDouble(ratio)
+			m["commitLogDiskRatio_"+d.Root] = javaDouble(ratio)
 			m["commitLogDirCapacity"] = fmt.Sprintf("Total : %s, Free : %s.", humanBytes(total), humanBytes(free))
 		}
-		addStoreDiskRatios(m, s) // ops_diskratio.go
-		i("pageCacheLockTimeMills", s.CommitLog().LockHeldFor().Milliseconds())
+		if es, ok := b.store.(EngineStore); ok {
+			addStoreDiskRatios(m, es.EngineStore()) // ops_diskratio.go
+		}
+		i("pageCacheLockTimeMills", d.LockHeld.Milliseconds())
 		if ts := b.TimerStats(); ts.Enabled {
 			i("timerOffsetBehind", ts.OffsetBehind)
 			i("timerPendingMessages", ts.Pending)
 			i("timerDeliveredMessages", ts.Delivered)
 		}
-		remain := s.MaxPhyOffset() - ss.CommitLog.FlushedOffset
+		remain := d.MaxPhyOffset - d.FlushedOffset
 		m["remainHowManyDataToFlush"] = humanBytes(uint64(max(remain, 0)))
 	}
 	return m
@@ -432,7 +405,7 @@ func (b *Broker) getTopicStatsInfo(_ context.Context, _ *remoting.Conn, req *rem
 	if err != nil {
 		return nil, err
 	}
-	tc, ok := b.topics.get(topic)
+	tc, ok := b.topics.Get(topic)
 	if !ok {
 		return responsef(protocol.RespTopicNotExist, "topic[%s] not exist", topic), nil
 	}
@@ -474,9 +447,9 @@ func (b *Broker) consumeTopics(group string, ext remoting.ExtFields) []string {
 // offset for some readable queue.
 func (b *Broker) topicsWithOffsets(group string) []string {
 	var out []string
-	for name, tc := range b.topics.wrapper().TopicConfigTable {
+	for name, tc := range b.topics.Wrapper().TopicConfigTable {
 		for q := range tc.ReadQueueNums {
-			if _, ok := b.store.ConsumerOffset(group, name, q); ok {
+			if _, ok := b.offsets.Query(group, name, q); ok {
 				out = append(out, name)
 				break
 			}
@@ -495,21 +468,21 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 	if err != nil {
 		return nil, err
 	}
-	online := len(b.clients.members(group)) > 0
+	online := len(b.clients.Members(group)) > 0
 	rt := b.rt.snapshot()
 	var entries []mqEntry
 	tps := 0.0
 	for _, topic := range b.consumeTopics(group, req.ExtFields) {
-		tc, ok := b.topics.get(topic)
+		tc, ok := b.topics.Get(topic)
 		if !ok {
 			continue
 		}
-		if online && b.clients.subscription(group, topic) == nil && !isRetryTopic(topic) {
+		if online && b.clients.Subscription(group, topic) == nil && !isRetryTopic(topic) {
 			continue
 		}
 		for q := range tc.ReadQueueNums {
 			w := protocol.OffsetWrapper{BrokerOffset: max(b.store.MaxOffset(topic, q), 0)}
-			if off, ok := b.store.ConsumerOffset(group, topic, q); ok && off > 0 {
+			if off, ok := b.offsets.Query(group, topic, q); ok && off > 0 {
 				w.ConsumerOffset = off
 			}
 			w.PullOffset = w.ConsumerOffset
@@ -529,32 +502,13 @@ func (b *Broker) getConsumeStats(_ context.Context, _ *remoting.Conn, req *remot
 
 // ---- connections ----
 
-// subscriptionJSON renders a stored subscription with its tags and their
-// hash codes, as SubscriptionData carries them.
-func subscriptionJSON(s *subscription) protocol.SubscriptionData {
-	out := protocol.SubscriptionData{ClassFilterMode: s.classFilter, ExpressionType: s.expressionType, SubString: s.subString,
-		SubVersion: s.subVersion, Topic: s.topic, TagsSet: []string{}, CodeSet: []int32{}}
-	if s.expressionType == ExpressionTag {
-		expr := strings.TrimSpace(s.subString)
-		if expr != "" && expr != "*" {
-			for _, tag := range strings.Split(expr, "||") {
-				if tag = strings.TrimSpace(tag); tag != "" && !slices.Contains(out.TagsSet, tag) {
-					out.TagsSet = append(out.TagsSet, tag)
-					out.CodeSet = append(out.CodeSet, record.JavaStringHash(tag))
-				}
-			}
-		}
-	}
-	return out
-}
-
 // getConsumerConnectionList handles GET_CONSUMER_CONNECTION_LIST (203).
 func (b *Broker) getConsumerConnectionList(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	group, err := req.ExtFields.String("consumerGroup")
 	if err != nil {
 		return nil, err
 	}
-	cc, ok := b.clients.consumerConnection(group)
+	cc, ok := b.clients.ConsumerConnection(group)
 	if !ok {
 		return responsef(protocol.RespConsumerNotOnline, "the consumer group[%s] not online", group), nil
 	}
@@ -571,7 +525,7 @@ func (b *Broker) getProducerConnectionList(_ context.Context, _ *remoting.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	conns := b.clients.producerConnections(group)
+	conns := b.clients.ProducerConnections(group)
 	if len(conns) == 0 {
 		return responsef(protocol.RespSystemError, "the producer group[%s] not exist", group), nil
 	}
@@ -591,12 +545,12 @@ func (b *Broker) queryTopicConsumeByWho(_ context.Context, _ *remoting.Conn, req
 		return nil, err
 	}
 	set := map[string]struct{}{}
-	for _, g := range b.clients.consumerGroupNames() {
-		if b.clients.subscription(g, topic) != nil {
+	for _, g := range b.clients.ConsumerGroupNames() {
+		if b.clients.Subscription(g, topic) != nil {
 			set[g] = struct{}{}
 		}
 	}
-	for _, g := range b.store.OffsetGroups(topic) {
+	for _, g := range b.offsets.Groups(topic) {
 		set[g] = struct{}{}
 	}
 	groups := make([]string, 0, len(set))
@@ -654,7 +608,7 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	tc, ok := b.topics.get(topic)
+	tc, ok := b.topics.Get(topic)
 	if !ok {
 		return responsef(protocol.RespTopicNotExist, "[reset-offset] topic [%s] not exist", topic), nil
 	}
@@ -663,7 +617,7 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 		if queueID >= 0 && q != queueID {
 			continue
 		}
-		cur, ok := b.store.ConsumerOffset(group, topic, q)
+		cur, ok := b.offsets.Query(group, topic, q)
 		if !ok {
 			return responsef(protocol.RespSystemError, "THe consumer group <%s> not exist", group), nil
 		}
@@ -689,13 +643,13 @@ func (b *Broker) invokeBrokerToResetOffset(_ context.Context, _ *remoting.Conn, 
 	}
 	entries := make([]mqEntry, 0, len(table))
 	for q, off := range table {
-		b.store.CommitConsumerOffset(group, topic, q, off)
+		b.offsets.Commit(group, topic, q, off)
 		entries = append(entries, mqEntry{protocol.MessageQueue{BrokerName: b.cfg.BrokerName, QueueID: q, Topic: topic}, []byte(strconv.FormatInt(off, 10))})
 	}
 	body := append([]byte(`{"offsetTable":`), appendMQMap(nil, entries)...)
 	body = append(body, '}')
 
-	conns := b.clients.memberConns(group)
+	conns := b.clients.MemberConns(group)
 	if len(conns) == 0 {
 		// RocketMQ 5's server-side reset: the committed offsets are the
 		// reset; the group starts from them when it comes back.
@@ -739,22 +693,22 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 		return nil, err
 	}
 	only := req.ExtFields.OptString("clientAddr", "")
-	members := b.clients.memberClients(group)
+	members := b.clients.MemberClients(group)
 	if len(members) == 0 {
 		return responsef(protocol.RespSystemError, "No Any Consumer online in the consumer group: [%s]", group), nil
 	}
 	body := []byte(`{"consumerTable":{`)
 	n := 0
 	for _, m := range members {
-		if only != "" && m.id != only {
+		if only != "" && m.ID != only {
 			continue
 		}
 		ask := remoting.NewRequest(protocol.ReqGetConsumerStatusFromClient, remoting.ExtFields{"topic": topic, "group": group})
 		cctx, cancel := context.WithTimeout(ctx, consumerStatusTimeout)
-		resp, err := m.conn.Invoke(cctx, ask)
+		resp, err := m.Conn.Invoke(cctx, ask)
 		cancel()
 		if err != nil || resp.Code != protocol.RespSuccess {
-			b.log.Warn("get consumer status failed", "group", group, "client", m.id, "err", err)
+			b.log.Warn("get consumer status failed", "group", group, "client", m.ID, "err", err)
 			continue
 		}
 		raw, ok := FieldOf(resp.Body, "messageQueueTable")
@@ -763,7 +717,7 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 		}
 		table, err := ParseMQMap(raw)
 		if err != nil {
-			b.log.Warn("consumer status body", "group", group, "client", m.id, "err", err)
+			b.log.Warn("consumer status body", "group", group, "client", m.ID, "err", err)
 			continue
 		}
 		entries := make([]mqEntry, 0, len(table))
@@ -774,7 +728,7 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 			body = append(body, ',')
 		}
 		n++
-		body = appendJSONString(body, m.id)
+		body = appendJSONString(body, m.ID)
 		body = append(body, ':')
 		body = appendMQMap(body, entries)
 	}
@@ -784,9 +738,13 @@ func (b *Broker) invokeBrokerToGetConsumerStatus(ctx context.Context, _ *remotin
 
 // ---- topic deletion ----
 
-// purgeTopic removes what a deleted topic leaves behind in the store: its
-// consume queues and every group's offsets on it (Java's deleteTopics and
-// cleanOffsetByTopic).
+// purgeTopic removes what a deleted topic leaves behind: its consume
+// queues in the store, then every group's offsets on it (Java's
+// deleteTopics and cleanOffsetByTopic). When the store refuses (its
+// dispatch is behind, it is closed) the offsets stay too.
 func (b *Broker) purgeTopic(topic string) error {
-	return b.store.DeleteTopicData(topic)
+	if err := b.store.DeleteTopicData(topic); err != nil {
+		return err
+	}
+	return b.offsets.RemoveTopic(topic)
 }

@@ -100,9 +100,11 @@ func (b *Broker) brokerProperties() map[string]string {
 		p["brokerIP1"] = b.storeHost.Addr().String()
 		p["listenPort"] = strconv.Itoa(int(b.storeHost.Port()))
 	}
-	if s, ok := StoreOf(b.store); ok {
-		p["storePathRootDir"] = s.Config().Root
-		maps.Copy(p, storeConfigProperties(s.Config())) // ops_diskratio.go
+	if ds, ok := b.store.(DiskStatser); ok {
+		p["storePathRootDir"] = ds.DiskStats().Root
+	}
+	if es, ok := b.store.(EngineStore); ok {
+		maps.Copy(p, storeConfigProperties(es.EngineStore().Config())) // ops_diskratio.go
 	}
 	for k, lk := range liveConfig {
 		p[k] = lk.get(b)

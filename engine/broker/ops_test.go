@@ -286,7 +286,7 @@ func TestOpsSubscriptionGroups(t *testing.T) {
 	if _, ok := e.subGroups().SubscriptionGroupTable["sg"]; ok {
 		t.Fatal("deleted group still listed")
 	}
-	if _, ok := e.store.ConsumerOffset("sg", "T", 0); ok {
+	if _, ok := e.b.Offsets().Query("sg", "T", 0); ok {
 		t.Fatal("offsets of the deleted group kept")
 	}
 }
@@ -508,10 +508,10 @@ func TestOpsDeleteTopicRealStore(t *testing.T) {
 			if r := e.onlyRecord("T"); string(r.Body) != "new" || e.maxOffset("T", 0) != 1 || e.maxOffset("T", 1) != 0 {
 				t.Fatalf("after restart T/0 max %d serves %q", e.maxOffset("T", 0), r.Body)
 			}
-			if _, ok := e.b.Store().ConsumerOffset("g", "T", 0); ok {
+			if _, ok := e.b.Offsets().Query("g", "T", 0); ok {
 				t.Fatal("the old offset is back after a restart")
 			}
-			if s, ok := broker.StoreOf(e.b.Store()); !ok || s.QueryOffset("g", "U", 0) != 1 {
+			if off, ok := e.b.Offsets().Query("g", "U", 0); !ok || off != 1 {
 				t.Fatal("the other topic's offset was lost")
 			}
 		})

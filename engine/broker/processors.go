@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/brokerlab/brokerlab/engine/broker/clients"
+	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -25,15 +27,6 @@ func (b *Broker) registerProcessors() {
 	}
 	b.handle(protocol.ReqPullMessage, b.pullMessage, pull)
 
-	b.handle(protocol.ReqHeartBeat, b.heartbeat, heartbeat)
-	b.handle(protocol.ReqUnregisterClient, b.unregisterClient, heartbeat)
-
-	b.handle(protocol.ReqQueryConsumerOffset, b.queryConsumerOffset, clientManage)
-	b.handle(protocol.ReqUpdateConsumerOffset, b.updateConsumerOffset, clientManage)
-	b.handle(protocol.ReqGetConsumerListByGroup, b.getConsumerList, clientManage)
-	b.handle(protocol.ReqLockBatchMQ, b.lockBatchMQ, clientManage)
-	b.handle(protocol.ReqUnlockBatchMQ, b.unlockBatchMQ, clientManage)
-
 	b.handle(protocol.ReqQueryMessage, b.queryMessage, query)
 	b.handle(protocol.ReqViewMessageByID, b.viewMessageByID, query)
 
@@ -46,6 +39,15 @@ func (b *Broker) registerProcessors() {
 	b.handle(protocol.ReqGetMinOffset, b.getMinOffset, nil)
 	b.handle(protocol.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
 	b.handle(protocol.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
+
+	// The services register their codes on the same table, behind the
+	// same gate.
+	table := processorTable{b: b, executors: map[string]*remoting.Executor{
+		meta.ClientManageExecutor: clientManage,
+		clients.HeartbeatExecutor: heartbeat,
+	}}
+	b.clients.Register(table) // heartbeats, client list
+	b.meta.Register(table)    // offsets and queue locks
 
 	// Feature processors, each registered from its own file.
 	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config
@@ -76,6 +78,19 @@ func (b *Broker) handle(code int32, fn handlerFunc, ex *remoting.Executor) {
 		}
 		return fn(ctx, conn, req)
 	}), ex)
+}
+
+// processorTable is the table the services register on (their Table
+// interfaces): each code goes through handle, on the executor the service
+// names ("" or an unknown name: the default executor).
+type processorTable struct {
+	b         *Broker
+	executors map[string]*remoting.Executor
+}
+
+// Handle implements meta.Table and clients.ProcessorTable.
+func (t processorTable) Handle(code int32, executor string, fn remoting.ProcessorFunc) {
+	t.b.handle(code, handlerFunc(fn), t.executors[executor])
 }
 
 // Handlers return (nil, err) for a missing or malformed custom field (a

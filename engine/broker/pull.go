@@ -106,7 +106,7 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 	fail := func(code int32, format string, args ...any) (*remoting.Command, *heldPull) {
 		return pullResponse(code, fmt.Sprintf(format, args...), p.offset, 0, 0), nil
 	}
-	tc, ok := b.topics.get(p.topic)
+	tc, ok := b.topics.Get(p.topic)
 	if !ok {
 		return fail(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
 	}
@@ -125,7 +125,7 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 		return fail(code, "%s", remark)
 	}
 	if allowSuspend && p.sysFlag&protocol.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
-		b.store.CommitConsumerOffset(p.group, p.topic, p.queueID, p.commitOffset)
+		b.offsets.Commit(p.group, p.topic, p.queueID, p.commitOffset)
 	}
 	maxNums := int(p.maxMsgNums)
 	if maxNums <= 0 {

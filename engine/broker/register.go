@@ -113,7 +113,7 @@ func (b *Broker) registerRoundLocked() error {
 	if len(b.cfg.NamesrvAddrs) == 0 {
 		return nil
 	}
-	wrapper := b.topics.wrapper()
+	wrapper := b.topics.Wrapper()
 	version := wrapper.DataVersion.Counter
 	req := namesrv.RegisterBrokerRequest{
 		ClusterName: b.cfg.ClusterName,

@@ -107,7 +107,7 @@ func TestCreateWithNamesrvDown(t *testing.T) {
 	if _, err := routeOf(t, e.client, e.ns.Addr(), "Down"); err != nil {
 		t.Fatalf("the live name server lacks the route: %v", err)
 	}
-	if _, ok := e.store.TopicConfigs()["Down"]; !ok {
+	if _, ok := e.b.Topics().Configs()["Down"]; !ok {
 		t.Fatal("the broker dropped the topic it could not register everywhere")
 	}
 	// A first send that creates a topic says the same.

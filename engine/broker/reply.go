@@ -49,7 +49,7 @@ func (b *Broker) registerReply() {
 // createReplyTopic adds the cluster's reply topic (TopicConfigManager does
 // at start): one read and one write queue, read-write.
 func (b *Broker) createReplyTopic() error {
-	if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
+	if _, _, _, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.ReplyTopic(b.cfg.ClusterName), 1)); err != nil {
 		return errors.Join(errors.New("broker: create reply topic"), err)
 	}
 	return nil
@@ -128,7 +128,7 @@ func (b *Broker) pushReply(ctx context.Context, from *remoting.Conn, h remoting.
 	if !ok {
 		return "reply message properties[" + PropertyReplyToClient + "] is null", false
 	}
-	to := b.clients.producerConnByID(clientID)
+	to := b.clients.ProducerConnByID(clientID)
 	if to == nil {
 		to = b.replies.conn(clientID)
 	}
@@ -232,18 +232,6 @@ func (r *replyState) conn(id string) *remoting.Conn {
 		return c
 	}
 	return nil
-}
-
-// producerConnByID is ProducerManager.findChannel: the connection of a client
-// that announced a producer group, or nil.
-func (t *clientTable) producerConnByID(clientID string) *remoting.Conn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ci := t.mu.clients[clientID]
-	if ci == nil || len(ci.producerGroups) == 0 {
-		return nil
-	}
-	return ci.conn
 }
 
 // checkClientRequestBody is CheckClientRequestBody.

@@ -61,10 +61,9 @@ func (s *scheduler) wake(queueID int32) {
 }
 
 func (s *scheduler) run(queueID int32) {
-	store := s.b.store
-	offset, ok := store.ConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID)
+	offset, ok := s.b.offsets.Query(scheduleOffsetGroup, protocol.ScheduleTopic, queueID)
 	if !ok {
-		offset = store.MinOffset(protocol.ScheduleTopic, queueID)
+		offset = s.b.store.MinOffset(protocol.ScheduleTopic, queueID)
 	}
 	delay := s.b.cfg.DelayLevels[queueID]
 	timer := time.NewTimer(0)
@@ -109,7 +108,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 		}
 		b.log.Warn("schedule queue offset moved", "level", queueID+1, "from", *offset, "to", res.NextBeginOffset)
 		*offset = res.NextBeginOffset
-		b.store.CommitConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
+		b.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 		return 0
 	default:
 		return check
@@ -119,7 +118,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 		if err != nil {
 			b.log.Error("undecodable record in schedule queue, skipped", "level", queueID+1, "offset", *offset, "err", err)
 			*offset++
-			b.store.CommitConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
+			b.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 			return 0
 		}
 		buf = buf[rec.TotalSize:]
@@ -130,7 +129,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 			return check
 		}
 		*offset = rec.QueueOffset + 1
-		b.store.CommitConsumerOffset(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
+		b.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 	}
 	return 0
 }

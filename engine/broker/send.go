@@ -244,14 +244,14 @@ func validationResponse(err error) *remoting.Command {
 // confirmed yet — is answered only once every name server took it (an
 // error naming those that did not, the topic kept), as an admin create is.
 func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32) (protocol.TopicConfig, *remoting.Command) {
-	tc, ver, ok := b.topics.getVersioned(topic)
+	tc, ver, ok := b.topics.GetVersioned(topic)
 	if !ok {
 		var err error
 		switch {
 		case isRetryTopic(topic):
-			tc, _, ver, err = b.topics.createIfAbsent(protocol.NewTopicConfig(topic, 1))
+			tc, _, ver, err = b.topics.CreateIfAbsent(protocol.NewTopicConfig(topic, 1))
 		case b.ops.autoCreateTopic.Load(): // cfg.AutoCreateTopic, live (ops_config.go)
-			def, found := b.topics.get(defaultTopic)
+			def, found := b.topics.Get(defaultTopic)
 			if !found || def.Perm&protocol.PermInherit == 0 {
 				return tc, responsef(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
 			}
@@ -261,7 +261,7 @@ func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32
 			}
 			created := protocol.NewTopicConfig(topic, n)
 			created.Perm = def.Perm &^ protocol.PermInherit
-			tc, _, ver, err = b.topics.createIfAbsent(created)
+			tc, _, ver, err = b.topics.CreateIfAbsent(created)
 			if err == nil {
 				b.log.Info("auto-created topic", "topic", topic, "queues", n, "from", defaultTopic)
 			}
@@ -328,7 +328,7 @@ func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHead
 // deadLetterTopic returns (creating) the DLQ topic of group: one queue,
 // readable so operators can drain it.
 func (b *Broker) deadLetterTopic(group string) (protocol.TopicConfig, *remoting.Command) {
-	tc, _, ver, err := b.topics.createIfAbsent(protocol.NewTopicConfig(protocol.DLQTopic(group), 1))
+	tc, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.DLQTopic(group), 1))
 	if err != nil {
 		return tc, responsef(protocol.RespSystemError, "create topic %s: %v", protocol.DLQTopic(group), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -72,13 +73,13 @@ func (b *Broker) syncTopicConfig(last protocol.DataVersion) (protocol.DataVersio
 		return last, nil
 	}
 	for name, tc := range w.TopicConfigTable {
-		if cur, ok := b.topics.get(name); ok && sameTopicConfig(cur, tc) {
+		if cur, ok := b.topics.Get(name); ok && meta.SameTopicConfig(cur, tc) {
 			continue
 		}
 		if tc.TopicName == "" {
 			tc.TopicName = name
 		}
-		if _, err := b.topics.put(tc); err != nil {
+		if _, err := b.topics.Put(tc); err != nil {
 			return last, err
 		}
 	}

@@ -35,10 +35,11 @@ func TestStagedPutsShareGroupCommits(t *testing.T) {
 	e.client, e.pushes = newClient(t)
 	const topic, queues, producers, each = "Staged", 4, 32, 20
 	e.createTopic(topic, queues)
-	s, ok := broker.StoreOf(b.Store())
+	es, ok := b.Store().(broker.EngineStore)
 	if !ok {
 		t.Fatal("the broker's store is not an engine/store")
 	}
+	s := es.EngineStore()
 	before := s.Stats().Flush.Flushes
 
 	var wg sync.WaitGroup

@@ -4,15 +4,18 @@ import (
 	"context"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
 
 // MessageStore is what the broker needs from a message store (RocketMQ's
-// MessageStore, reduced to the calls the processors make). engine/store's
-// DefaultMessageStore is adapted to it; memstore is an in-memory
-// implementation for tests and network benchmarks.
+// MessageStore, reduced to the calls the processors make): message I/O
+// only. Topic configs, subscription groups and consumer offsets are the
+// broker's (engine/broker/meta), kept in the store's config files when it
+// offers meta.ConfigFiles; replication and disk statistics are optional
+// capabilities too (EngineStore, DiskStatser), found by type assertion.
+// engine/store's DefaultMessageStore is adapted to it; memstore is an
+// in-memory implementation for tests and network benchmarks.
 //
 // Every method may be called concurrently. A put (Put, PutBatch,
 // StagedPutter.AppendStaged) must not keep the message, its Body or its
@@ -60,27 +63,13 @@ type MessageStore interface {
 	// over osPageCacheBusyTimeOutMills (1 s).
 	OSPageCacheBusy() bool
 
-	// TopicConfigs returns the persisted topic table (empty on a new store).
-	TopicConfigs() map[string]protocol.TopicConfig
-	// UpdateTopicConfig stores tc (persisted by the store).
-	UpdateTopicConfig(tc protocol.TopicConfig) error
-	// DeleteTopicConfig forgets a topic's config.
-	DeleteTopicConfig(topic string) error
-	// ConsumerOffset is the committed offset of (group, topic, queueID).
-	ConsumerOffset(group, topic string, queueID int32) (int64, bool)
-	// CommitConsumerOffset records a consumer offset (persisted by the store).
-	CommitConsumerOffset(group, topic string, queueID int32, offset int64)
-	// OffsetGroups returns the consumer groups with offsets stored for topic.
-	OffsetGroups(topic string) []string
-	// DeleteGroupOffsets removes every stored offset of a consumer group.
-	DeleteGroupOffsets(group string) error
 	// DeleteTopicData removes a topic's messages as far as readers can
 	// see: its consume queues (a new message of the topic gets queue
-	// offset 0, old ones are never served again) and every group's
-	// offsets on it. The topic's config is DeleteTopicConfig's.
+	// offset 0, old ones are never served again); not the config or
+	// offsets on it, which are the broker's (meta.Offsets).
 	DeleteTopicData(topic string) error
 
-	// Close flushes, persists offsets and configs, and releases the store.
+	// Close flushes and releases the store.
 	Close() error
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
@@ -37,16 +36,6 @@ func OpenStore(cfg store.Config, delayLevels []time.Duration) StoreOpener {
 
 // FromStore adapts an open engine/store Store to MessageStore.
 func FromStore(s *store.Store) MessageStore { return storeAdapter{s} }
-
-// StoreOf returns the engine/store Store behind a MessageStore made by
-// FromStore or OpenStore (its statistics, recovery report, cleaning).
-func StoreOf(ms MessageStore) (*store.Store, bool) {
-	if h, ok := ms.(*haStore); ok {
-		ms = h.MessageStore
-	}
-	a, ok := ms.(storeAdapter)
-	return a.s, ok
-}
 
 type storeAdapter struct{ s *store.Store }
 
@@ -244,31 +233,7 @@ func (a storeAdapter) SetArrivingListener(fn ArrivingListener) {
 
 func (a storeAdapter) OSPageCacheBusy() bool { return a.s.IsOSPageCacheBusy() }
 
-func (a storeAdapter) TopicConfigs() map[string]protocol.TopicConfig {
-	tcs := a.s.Topics()
-	out := make(map[string]protocol.TopicConfig, len(tcs))
-	for _, tc := range tcs {
-		out[tc.TopicName] = tc
-	}
-	return out
-}
-
-func (a storeAdapter) UpdateTopicConfig(tc protocol.TopicConfig) error {
-	return a.s.CreateOrUpdateTopic(tc)
-}
-
-func (a storeAdapter) DeleteTopicConfig(topic string) error {
-	_, err := a.s.DeleteTopic(topic)
-	return err
-}
-
-func (a storeAdapter) ConsumerOffset(group, topic string, queueID int32) (int64, bool) {
-	off := a.s.QueryOffset(group, topic, queueID)
-	return off, off >= 0
-}
-
-func (a storeAdapter) CommitConsumerOffset(group, topic string, queueID int32, offset int64) {
-	a.s.CommitOffset(group, topic, queueID, offset)
-}
-
 func (a storeAdapter) Close() error { return a.s.Close() }
+
+// DeleteTopicData is store.DeleteTopicData (DELETE_TOPIC_IN_BROKER).
+func (a storeAdapter) DeleteTopicData(topic string) error { return a.s.DeleteTopicData(topic) }

@@ -277,7 +277,7 @@ func (b *Broker) ensureTxnTopics() *remoting.Command {
 		return nil
 	}
 	for _, topic := range []string{protocol.TransHalfTopic, protocol.TransOpHalfTopic} {
-		if _, _, _, err := b.topics.createIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
+		if _, _, _, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
 			return responsef(protocol.RespSystemError, "create topic %s: %v", topic, err)
 		}
 	}
@@ -491,25 +491,6 @@ func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
 // ErrTxnOpNotStored reports an op record the store did not take (the half
 // is then checked again after a restart).
 var ErrTxnOpNotStored = errors.New("broker: transaction op record not stored")
-
-// producerConn picks a live connection of a producer group, round robin
-// (ProducerManager.getAvailableChannel); nil if none.
-func (t *clientTable) producerConn(group string, seq uint32) *remoting.Conn {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ids := make([]string, 0, len(t.mu.producers[group]))
-	for id := range t.mu.producers[group] {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for i := range ids {
-		ci := t.mu.clients[ids[(int(seq%uint32(len(ids)))+i)%len(ids)]]
-		if ci != nil && ci.conn != nil && ci.conn.Err() == nil {
-			return ci.conn
-		}
-	}
-	return nil
-}
 
 // refuseTxnInBatch refuses a batch message with transaction bits, as
 // RocketMQ's CommitLog.asyncPutMessages does (MESSAGE_ILLEGAL): a batch

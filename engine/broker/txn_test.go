@@ -162,7 +162,7 @@ func TestTxnHalfInvisibleThenCommittedOnce(t *testing.T) {
 	}
 	// The check service passes the resolved half.
 	eventually(t, "the half offset to advance", func() bool {
-		off, ok := e.store.ConsumerOffset(broker.TransGroup, protocol.TransHalfTopic, 0)
+		off, ok := e.b.Offsets().Query(broker.TransGroup, protocol.TransHalfTopic, 0)
 		return ok && off == 1
 	})
 }
@@ -177,8 +177,8 @@ func TestTxnRollbackNeverVisibleNorChecked(t *testing.T) {
 		t.Fatalf("op record %q", op.Body)
 	}
 	eventually(t, "the scan to pass the half and its op record", func() bool {
-		half, ok1 := e.store.ConsumerOffset(broker.TransGroup, protocol.TransHalfTopic, 0)
-		op, ok2 := e.store.ConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0)
+		half, ok1 := e.b.Offsets().Query(broker.TransGroup, protocol.TransHalfTopic, 0)
+		op, ok2 := e.b.Offsets().Query(broker.TransGroup, protocol.TransOpHalfTopic, 0)
 		return ok1 && ok2 && half == 1 && op == 1
 	})
 	if req := e.nextCheck(200 * time.Millisecond); req != nil {
@@ -477,8 +477,8 @@ func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
 	// As after a crash that lost the queues' tails while their progress
 	// was persisted: the scan goes back to the queues' ends.
 	e := startEnv(t, txnConfig(30*time.Millisecond, 100*time.Millisecond, 15))
-	e.store.CommitConsumerOffset(broker.TransGroup, protocol.TransHalfTopic, 0, 100)
-	e.store.CommitConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0, 50)
+	e.b.Offsets().Commit(broker.TransGroup, protocol.TransHalfTopic, 0, 100)
+	e.b.Offsets().Commit(broker.TransGroup, protocol.TransOpHalfTopic, 0, 50)
 	e.createTopic("T", 1)
 	e.producerHeartbeat("pg")
 	h := e.sendHalf("T", "after-crash")
@@ -493,7 +493,7 @@ func TestTxnProgressBeyondTheQueuesEndFollowsThemBack(t *testing.T) {
 	clo, _ := req.ExtFields.Int64("commitLogOffset")
 	wantCode(t, "checked commit", e.call(protocol.ReqEndTransaction, endTxnExt("pg", tso, clo, record.TransactionCommit, true, h.uniq), nil), protocol.RespSuccess)
 	eventually(t, "the op progress to come back", func() bool {
-		op, ok := e.store.ConsumerOffset(broker.TransGroup, protocol.TransOpHalfTopic, 0)
+		op, ok := e.b.Offsets().Query(broker.TransGroup, protocol.TransOpHalfTopic, 0)
 		return ok && op <= 1
 	})
 	if got := e.onlyRecord("T"); string(got.Body) != "after-crash" {

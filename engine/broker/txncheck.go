@@ -53,7 +53,7 @@ func (b *Broker) txnCheckLoop() {
 // offset is the persisted progress through topic's queue 0, else its
 // minimum offset (fetchConsumeOffset).
 func (c *txnChecker) offset(topic string) int64 {
-	if off, ok := c.b.store.ConsumerOffset(TransGroup, topic, 0); ok {
+	if off, ok := c.b.offsets.Query(TransGroup, topic, 0); ok {
 		return off
 	}
 	return c.b.store.MinOffset(topic, 0)
@@ -91,7 +91,7 @@ func (c *txnChecker) readOps() {
 					}
 				}
 				c.opNext = res.NextBeginOffset
-				b.store.CommitConsumerOffset(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext)
+				b.offsets.Commit(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext)
 				return
 			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetFoundNull:
 				b.log.Error("unreadable transaction op record skipped", "offset", c.opNext)
@@ -206,7 +206,7 @@ func (c *txnChecker) scan() {
 	}
 
 	if i != halfOffset {
-		b.store.CommitConsumerOffset(TransGroup, protocol.TransHalfTopic, 0, i)
+		b.offsets.Commit(TransGroup, protocol.TransHalfTopic, 0, i)
 	}
 	newOp := opOffset
 	for newOp < c.opNext {
@@ -222,7 +222,7 @@ func (c *txnChecker) scan() {
 		newOp++
 	}
 	if newOp != opOffset {
-		b.store.CommitConsumerOffset(TransGroup, protocol.TransOpHalfTopic, 0, newOp)
+		b.offsets.Commit(TransGroup, protocol.TransOpHalfTopic, 0, newOp)
 	}
 	b.txn.prune(i)
 	b.log.Debug("transaction check done", "halfOffset", i, "opOffset", newOp, "took", time.Since(start))
@@ -295,7 +295,7 @@ func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 	b.log.Info("checking transaction", "realTopic", props[record.PropertyRealTopic], "uniqKey", uniq,
 		"offset", res.QueueOffset, "checks", checks, "producerGroup", group)
 
-	conn := b.clients.producerConn(group, b.txn.seq.Add(1))
+	conn := b.clients.ProducerConn(group, b.txn.seq.Add(1))
 	if conn == nil {
 		b.log.Warn("transaction not checked: no live producer of its group", "producerGroup", group, "uniqKey", uniq)
 		return true
@@ -332,7 +332,7 @@ func (c *txnChecker) discard(rec *record.Record) {
 		"realTopic", string(realTopic), "uniqKey", string(uniq), "offset", rec.QueueOffset)
 	tc := protocol.NewTopicConfig(protocol.TransCheckMaxTimeTopic, 1)
 	tc.Perm = protocol.PermRead | protocol.PermWrite
-	if _, _, _, err := b.topics.createIfAbsent(tc); err != nil {
+	if _, _, _, err := b.topics.CreateIfAbsent(tc); err != nil {
 		b.log.Error("create topic failed", "topic", protocol.TransCheckMaxTimeTopic, "err", err)
 		return
 	}

@@ -164,10 +164,11 @@ func TestBrokerFaultDiskFull(t *testing.T) {
 	e, _ := faultBroker(t, iopath.Mmap, flush.Async, func(s *store.Config) {
 		s.DiskUsage = func(string) (float64, error) { return math.Float64frombits(usage.Load()), nil }
 	})
-	st, ok := broker.StoreOf(e.b.Store())
+	es, ok := e.b.Store().(broker.EngineStore)
 	if !ok {
 		t.Fatal("broker store is not an engine/store Store")
 	}
+	st := es.EngineStore()
 	acked := ackedSet{}
 	resp := e.send("FAULT", 0, "", []byte("before"))
 	wantCode(t, "send", resp, protocol.RespSuccess)

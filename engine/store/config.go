@@ -87,9 +87,6 @@ type Config struct {
 	FlushConsumeQueueInterval         time.Duration
 	FlushConsumeQueueLeastPages       int
 	FlushConsumeQueueThoroughInterval time.Duration
-	// FlushConsumerOffsetInterval is how often consumer offsets are persisted
-	// (flushConsumerOffsetInterval, 5 s).
-	FlushConsumerOffsetInterval time.Duration
 
 	// Cleaning (CleanCommitLogService / CleanConsumeQueueService).
 	// CleanInterval <= 0 disables the background cleaner (CleanOnce still
@@ -166,7 +163,6 @@ func DefaultConfig(root string) Config {
 		FlushConsumeQueueInterval:         time.Second,
 		FlushConsumeQueueLeastPages:       2,
 		FlushConsumeQueueThoroughInterval: 60 * time.Second,
-		FlushConsumerOffsetInterval:       5 * time.Second,
 		CleanInterval:                     10 * time.Second,
 		FileReservedTime:                  72 * time.Hour,
 		DeleteWhen:                        "04",
@@ -232,7 +228,6 @@ func (c *Config) normalize() error {
 	posD(&c.CheckpointInterval, d.CheckpointInterval)
 	posD(&c.FlushConsumeQueueInterval, d.FlushConsumeQueueInterval)
 	posD(&c.FlushConsumeQueueThoroughInterval, d.FlushConsumeQueueThoroughInterval)
-	posD(&c.FlushConsumerOffsetInterval, d.FlushConsumerOffsetInterval)
 	posD(&c.FileReservedTime, d.FileReservedTime)
 	if c.DeleteFileInterval < 0 {
 		c.DeleteFileInterval = 0

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 )
 
@@ -54,12 +53,11 @@ func (s *Store) deletedBelow(topic string) int64 {
 	return 0
 }
 
-// DeleteTopicData removes a topic's data (Java's deleteTopics plus
-// cleanOffsetByTopic): its consume queues, in memory and on disk, its
-// queue offsets (a new put to the topic gets queue offset 0), and every
-// consumer group's offsets on it. The commit-log records stay until
+// DeleteTopicData removes a topic's data (Java's deleteTopics): its
+// consume queues, in memory and on disk, and its queue offsets (a new put
+// to the topic gets queue offset 0). The commit-log records stay until
 // cleaned but are never dispatched again (DeletedTopicsFile). The topic's
-// config is separate (DeleteTopic).
+// config and the consumer groups' offsets on it are the broker's.
 //
 // Puts to every queue wait while it runs: it takes all topic-queue locks,
 // waits until the dispatcher has passed the commit log's end (at most
@@ -126,15 +124,13 @@ func (s *Store) DeleteTopicData(topic string) error {
 	if err == nil {
 		err = s.WriteConfigFile(DeletedTopicsFile, b)
 	}
-	s.offsets.removeTopic(topic)
-	oerr := s.offsets.save(true)
 	if qerr != nil {
 		return fmt.Errorf("store: delete consume queues of %s: %w", topic, qerr)
 	}
 	if err != nil {
 		return fmt.Errorf("store: persist %s: %w", DeletedTopicsFile, err)
 	}
-	return oerr
+	return nil
 }
 
 // waitDispatchedTo waits until the dispatcher's position reaches end.
@@ -148,33 +144,4 @@ func (s *Store) waitDispatchedTo(end int64, timeout time.Duration) bool {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return true
-}
-
-// DeleteGroupOffsets removes every offset of a consumer group and persists
-// the table (DELETE_SUBSCRIPTIONGROUP with cleanOffset).
-func (s *Store) DeleteGroupOffsets(group string) error {
-	s.offsets.removeGroup(group)
-	return s.offsets.save(true)
-}
-
-func (m *offsetManager) removeTopic(topic string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.table {
-		if t, _, ok := strings.Cut(k, "@"); ok && t == topic {
-			delete(m.table, k)
-			m.dirty = true
-		}
-	}
-}
-
-func (m *offsetManager) removeGroup(group string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.table {
-		if _, g, ok := strings.Cut(k, "@"); ok && g == group {
-			delete(m.table, k)
-			m.dirty = true
-		}
-	}
 }

@@ -2,7 +2,9 @@
 // commit log with queue offsets assigned at put time, dispatches the log into
 // consume queues and the key index (ReputMessageService), serves pulls,
 // lookups and queries, checkpoints, recovers after a crash, cleans expired
-// files, and persists topic configs and consumer offsets.
+// files, and keeps the broker's metadata files (ReadConfigFile and
+// WriteConfigFile). It is not the owner of topic configs or consumer
+// offsets: those tables are the broker's (engine/broker/meta).
 //
 // # On-disk layout (rocketmq-store.md §3.2)
 //
@@ -15,15 +17,13 @@
 //	     24 masterFlushedOffset 32 confirmPhyOffset     (rest zero)
 //	  abort                                   the PID while open; removed by a clean Close
 //	  lock                                    locked while open (fcntl, byte 0)
-//	  config/topics.json                      {"dataVersion":{...},"topicConfigTable":{"T":{...}}}
-//	  config/consumerOffset.json              {"dataVersion":{...},"offsetTable":{"topic@group":{"0":12}}}
+//	  config/<name>                           the broker's files (topics.json, consumerOffset.json, ...)
+//	  config/deletedTopics.json               DeletedTopicsFile
 //	  config/*.bak                            the previous version of each JSON file
 //
 // JSON files are replaced atomically: write name.tmp and fdatasync it, rename
 // name → name.bak, rename name.tmp → name, fsync the directory; a reader
-// falls back to name.bak. Bare integer object keys (fastjson's {0:12}) are
-// accepted when reading. topics.json is written on every change,
-// consumerOffset.json every FlushConsumerOffsetInterval (5 s) and at Close.
+// falls back to name.bak.
 // The checkpoint page is rewritten and fdatasynced every CheckpointInterval
 // (1 s), after an index file fills, and at Close.
 //

@@ -134,10 +134,9 @@ func (s *Store) getMessage(topic string, queueID int32, offset int64, maxMsgNums
 	var res GetResult
 	q, err := s.cq.Queue(topic, queueID, false)
 	if errors.Is(err, consumequeue.ErrNoQueue) {
+		// The store keeps no topic configs (they are the broker's): a queue
+		// never written is unknown to it, however many queues its topic has.
 		res.Status = NoMatchedLogicQueue
-		if tc, ok := s.topics.get(topic); ok && queueID >= 0 && queueID < max(tc.ReadQueueNums, tc.WriteQueueNums) {
-			res.Status = NoMessageInQueue
-		}
 		return res, nil
 	}
 	if err != nil {

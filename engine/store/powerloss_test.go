@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -41,9 +42,10 @@ import (
 //   - consume queues agree with the log (every unit names its record) and
 //     the key index does too (every record found by its key; every index
 //     hit is a record of the log);
-//   - topics.json and consumerOffset.json decode (old or new, never torn):
-//     every topic whose creation returned is there, and the offsets are at
-//     least the last persisted ones;
+//   - the config files (WriteConfigFile, as the broker writes topics.json
+//     and consumerOffset.json) decode (old or new, never torn): every
+//     topic whose write returned is there, and the offsets are at least
+//     the last persisted ones;
 //   - data that survived one recovery survives the next ones.
 //
 // Cycles chain: each recovery's disk is the next cycle's starting point
@@ -80,7 +82,6 @@ func powerLossConfig(t testing.TB, root string, fs *strictfs.FS, path iopath.Kin
 	cfg.CheckpointInterval = 3 * time.Millisecond
 	cfg.FlushConsumeQueueInterval = 2 * time.Millisecond
 	cfg.FlushConsumeQueueThoroughInterval = 5 * time.Millisecond
-	cfg.FlushConsumerOffsetInterval = 4 * time.Millisecond
 	cfg.RecoveryTimeMargin = time.Millisecond
 	return cfg
 }
@@ -274,23 +275,24 @@ func powerLossWorkload(t *testing.T, c int, s *Store, fs *strictfs.FS, st *plSta
 			}
 		}(g)
 	}
-	// The metadata writer: a topic per round, consumer offsets committed
-	// and persisted.
+	// The metadata writer, as the broker's tables write their files: a
+	// topic per round, then a consumer offset.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		topics := maps.Clone(st.topicsMust)
 		for i := 0; i < 4; i++ {
 			name := fmt.Sprintf("PLT_%d_%d", c, i)
 			st.topicsSeen[name] = true
-			if err := s.CreateOrUpdateTopic(DefaultTopicConfig(name)); err != nil {
+			topics[name] = true
+			if err := plWrite(s, plTopicsFile, topics); err != nil {
 				return
 			}
 			st.topicsMust[name] = true
 			st.created++
 			st.offsetMax++
 			v := st.offsetMax
-			s.CommitOffset(powerLossGroup, powerLossTopic, 0, v)
-			if err := s.PersistOffsets(); err != nil {
+			if err := plWrite(s, plOffsetsFile, map[string]int64{powerLossGroup: v}); err != nil {
 				return
 			}
 			st.offsetMust = v
@@ -414,7 +416,7 @@ func checkPowerLossRecovery(t *testing.T, c int, s *Store, fs *strictfs.FS, root
 // update, and nothing that was never written.
 func checkPowerLossMetadata(t *testing.T, c int, s *Store, fs *strictfs.FS, root string, st *plState, tally *plTally) {
 	t.Helper()
-	for _, p := range []string{TopicsPath(root), ConsumerOffsetsPath(root)} {
+	for _, p := range []string{ConfigPath(root, plTopicsFile), ConfigPath(root, plOffsetsFile)} {
 		for _, name := range []string{p, p + ".bak"} {
 			b, err := readFile(fs, name)
 			if errors.Is(err, os.ErrNotExist) {
@@ -424,16 +426,18 @@ func checkPowerLossMetadata(t *testing.T, c int, s *Store, fs *strictfs.FS, root
 				t.Fatalf("cut %d: read %s: %v", c, name, err)
 			}
 			var v map[string]any
-			if err := json.Unmarshal(quoteNumericKeys(b), &v); err != nil {
+			if err := json.Unmarshal(b, &v); err != nil {
 				t.Fatalf("cut %d: %s is torn (%d bytes): %v", c, filepath.Base(name), len(b), err)
 			}
 		}
 	}
 	have := map[string]bool{}
-	for _, tc := range s.Topics() {
-		have[tc.TopicName] = true
-		if !st.topicsSeen[tc.TopicName] {
-			t.Fatalf("cut %d: topic %q was never created", c, tc.TopicName)
+	if err := plRead(s, plTopicsFile, &have); err != nil {
+		t.Fatalf("cut %d: %v", c, err)
+	}
+	for name := range have {
+		if !st.topicsSeen[name] {
+			t.Fatalf("cut %d: topic %q was never created", c, name)
 		}
 	}
 	for name := range st.topicsMust {
@@ -441,7 +445,11 @@ func checkPowerLossMetadata(t *testing.T, c int, s *Store, fs *strictfs.FS, root
 			t.Fatalf("cut %d: topic %s, whose creation returned, lost", c, name)
 		}
 	}
-	got := s.QueryOffset(powerLossGroup, powerLossTopic, 0)
+	offsets := map[string]int64{powerLossGroup: -1}
+	if err := plRead(s, plOffsetsFile, &offsets); err != nil {
+		t.Fatalf("cut %d: %v", c, err)
+	}
+	got := offsets[powerLossGroup]
 	if got < st.offsetMust || got > st.offsetMax {
 		t.Fatalf("cut %d: consumer offset %d, want between the last persisted %d and the last committed %d", c, got, st.offsetMust, st.offsetMax)
 	}
@@ -450,4 +458,32 @@ func checkPowerLossMetadata(t *testing.T, c int, s *Store, fs *strictfs.FS, root
 	for name := range have {
 		st.topicsMust[name] = true
 	}
+}
+
+// The power-loss run's config files.
+const (
+	plTopicsFile  = "topics.json"
+	plOffsetsFile = "consumerOffset.json"
+)
+
+// plWrite replaces a config file with v's JSON.
+func plWrite(s *Store, name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.WriteConfigFile(name, b)
+}
+
+// plRead decodes a config file into v (left as is when there is none).
+func plRead[T any](s *Store, name string, v *T) error {
+	_, err := s.ReadConfigFile(name, func(b []byte) error {
+		var d T
+		if err := json.Unmarshal(b, &d); err != nil {
+			return err
+		}
+		*v = d
+		return nil
+	})
+	return err
 }

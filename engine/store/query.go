@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/brokerlab/brokerlab/engine/consumequeue"
-	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -220,47 +219,3 @@ func hasKey(rec *record.Record, key string) bool {
 	}
 	return false
 }
-
-// CreateOrUpdateTopic stores a topic config and persists topics.json at
-// once; the topics' DataVersion advances.
-func (s *Store) CreateOrUpdateTopic(tc protocol.TopicConfig) error { return s.topics.put(tc) }
-
-// DeleteTopic removes a topic config (false if there was none) and
-// persists topics.json. Its consume queues and commit-log records stay
-// until cleaned.
-func (s *Store) DeleteTopic(name string) (bool, error) { return s.topics.remove(name) }
-
-// Topic returns a topic's config.
-func (s *Store) Topic(name string) (protocol.TopicConfig, bool) { return s.topics.get(name) }
-
-// Topics returns every topic config, sorted by name.
-func (s *Store) Topics() []protocol.TopicConfig { return s.topics.list() }
-
-// TopicsDataVersion is the topic table's DataVersion.
-func (s *Store) TopicsDataVersion() protocol.DataVersion { return s.topics.dataVersion() }
-
-// CommitOffset records a consumer group's offset for a queue (persisted
-// every FlushConsumerOffsetInterval and at Close).
-func (s *Store) CommitOffset(group, topic string, queueID int32, offset int64) {
-	s.offsets.commit(group, topic, queueID, offset)
-}
-
-// QueryOffset returns a group's committed offset for a queue, or -1 if it
-// has none (QUERY_CONSUMER_OFFSET answers QUERY_NOT_FOUND then).
-func (s *Store) QueryOffset(group, topic string, queueID int32) int64 {
-	if off, ok := s.offsets.query(group, topic, queueID); ok {
-		return off
-	}
-	return -1
-}
-
-// QueryOffsets returns every committed offset of a group on a topic.
-func (s *Store) QueryOffsets(group, topic string) map[int32]int64 {
-	return s.offsets.queryAll(group, topic)
-}
-
-// ConsumerGroups returns the groups with offsets on a topic.
-func (s *Store) ConsumerGroups(topic string) []string { return s.offsets.groups(topic) }
-
-// PersistOffsets writes consumerOffset.json now.
-func (s *Store) PersistOffsets() error { return s.offsets.save(true) }

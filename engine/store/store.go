@@ -30,8 +30,6 @@ type Store struct {
 	idx         *index.Service // nil without MessageIndexEnable
 	cache       *iopath.BlockCache
 	ownsCache   bool
-	topics      *topicManager
-	offsets     *offsetManager
 	ckpt        *checkpointFile
 	lock        *dirLock
 	recovery    RecoveryReport
@@ -106,15 +104,9 @@ func Open(cfg Config) (*Store, error) {
 // open acquires the lock, loads configs, recovers and creates the abort
 // file, the checkpoint and the flush policy.
 func (s *Store) open() error {
-	cfg, fsys := s.cfg, s.cfg.FS
+	cfg := s.cfg
 	var err error
 	if s.lock, err = lockDir(filepath.Join(cfg.Root, "lock")); err != nil {
-		return err
-	}
-	if s.topics, err = loadTopics(fsys, cfg.Root); err != nil {
-		return err
-	}
-	if s.offsets, err = loadOffsets(fsys, cfg.Root); err != nil {
 		return err
 	}
 	if err := s.loadTombstones(); err != nil {
@@ -172,11 +164,6 @@ func (s *Store) start() {
 		}
 		if err := s.cq.FlushAll(s.cfg.FlushConsumeQueueLeastPages); err != nil {
 			s.cfg.Logger.Error("store: flush consume queues", "err", err)
-		}
-	})
-	s.every("store-offsets", s.cfg.FlushConsumerOffsetInterval, func() {
-		if err := s.offsets.save(false); err != nil {
-			s.cfg.Logger.Error("store: persist consumer offsets", "err", err)
 		}
 	})
 	if s.cfg.CleanInterval > 0 {
@@ -301,12 +288,6 @@ func (s *Store) Close() error {
 		s.advanceIndexTS()
 	}
 	if err := s.log.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.offsets.save(true); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.topics.save(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := s.writeCheckpoint(); err != nil {

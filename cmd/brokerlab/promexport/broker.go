@@ -198,11 +198,12 @@ func (c *BrokerCollector) Collect(ch chan<- prometheus.Metric) {
 // (memstore) has none, except the arrival-stage busy count above and a
 // zero append-stage one.
 func (c *BrokerCollector) collectStore(ch chan<- prometheus.Metric, counter func(*prometheus.Desc, uint64, ...string), gauge func(*prometheus.Desc, float64, ...string)) {
-	s, ok := broker.StoreOf(c.b.Store())
-	if !ok || s == nil {
+	es, ok := c.b.Store().(broker.EngineStore)
+	if !ok {
 		counter(c.pcBusy, 0, "append")
 		return
 	}
+	s := es.EngineStore()
 	st := s.Stats()
 	cl := st.CommitLog
 	counter(c.pcBusy, cl.BusyRefused, "append")

@@ -11,14 +11,14 @@
 // goroutine.
 //
 // Close does not discard anything: a closed Store refuses puts until Reopen,
-// so one Store can play a store that survives a broker restart.
+// so one Store can play a store that survives a broker restart. The
+// broker's metadata files (meta.ConfigFiles) are kept in memory too.
 package memstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker"
-	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
@@ -57,6 +57,8 @@ func (q *queue) max() int64 { return q.min + int64(len(q.phys)) }
 
 // Store is the in-memory store.
 type Store struct {
+	meta.MemFiles // the broker's config files (meta.ConfigFiles)
+
 	listener atomic.Pointer[broker.ArrivingListener]
 	hook     atomic.Pointer[PutHook]
 	busy     atomic.Bool
@@ -69,8 +71,6 @@ type Store struct {
 		records map[int64][]byte
 		queues  map[queueKey]*queue
 		index   map[string][]int64 // topic#key → commit-log offsets
-		topics  map[string]protocol.TopicConfig
-		offsets map[string]int64 // group@topic@queueId
 	}
 }
 
@@ -80,12 +80,13 @@ func New() *Store {
 	s.mu.records = make(map[int64][]byte)
 	s.mu.queues = make(map[queueKey]*queue)
 	s.mu.index = make(map[string][]int64)
-	s.mu.topics = make(map[string]protocol.TopicConfig)
-	s.mu.offsets = make(map[string]int64)
 	return s
 }
 
-var _ broker.MessageStore = (*Store)(nil)
+var (
+	_ broker.MessageStore = (*Store)(nil)
+	_ meta.ConfigFiles    = (*Store)(nil)
+)
 
 // SetPutHook installs (nil removes) the hook run before every put.
 func (s *Store) SetPutHook(h PutHook) {
@@ -346,48 +347,6 @@ func (s *Store) SetArrivingListener(fn broker.ArrivingListener) {
 
 // OSPageCacheBusy implements broker.MessageStore.
 func (s *Store) OSPageCacheBusy() bool { return s.busy.Load() }
-
-// TopicConfigs implements broker.MessageStore.
-func (s *Store) TopicConfigs() map[string]protocol.TopicConfig {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return maps.Clone(s.mu.topics)
-}
-
-// UpdateTopicConfig implements broker.MessageStore.
-func (s *Store) UpdateTopicConfig(tc protocol.TopicConfig) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mu.topics[tc.TopicName] = tc
-	return nil
-}
-
-// DeleteTopicConfig implements broker.MessageStore.
-func (s *Store) DeleteTopicConfig(topic string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.mu.topics, topic)
-	return nil
-}
-
-func offsetKey(group, topic string, queueID int32) string {
-	return fmt.Sprintf("%s@%s@%d", group, topic, queueID)
-}
-
-// ConsumerOffset implements broker.MessageStore.
-func (s *Store) ConsumerOffset(group, topic string, queueID int32) (int64, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	off, ok := s.mu.offsets[offsetKey(group, topic, queueID)]
-	return off, ok
-}
-
-// CommitConsumerOffset implements broker.MessageStore.
-func (s *Store) CommitConsumerOffset(group, topic string, queueID int32, offset int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mu.offsets[offsetKey(group, topic, queueID)] = offset
-}
 
 // Close implements broker.MessageStore: later puts fail until Reopen; the
 // data stays.

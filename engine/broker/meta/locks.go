@@ -1,4 +1,4 @@
-package broker
+package meta
 
 import (
 	"context"
@@ -32,17 +32,17 @@ type lockEntry struct {
 	renewed  time.Time
 }
 
-// lockTable is RebalanceLockManager: which client of a group consumes a
+// Locks is RebalanceLockManager: which client of a group consumes a
 // queue orderly. Safe for concurrent use.
-type lockTable struct {
+type Locks struct {
 	mu    sync.Mutex
 	locks map[lockKey]lockEntry
 }
 
-func newLockTable() *lockTable { return &lockTable{locks: make(map[lockKey]lockEntry)} }
+func newLocks() *Locks { return &Locks{locks: make(map[lockKey]lockEntry)} }
 
-// lock takes or renews the locks it can and returns those held by clientID.
-func (t *lockTable) lock(group, clientID string, mqs []protocol.MessageQueue, now time.Time) []protocol.MessageQueue {
+// Lock takes or renews the locks it can and returns those held by clientID.
+func (t *Locks) Lock(group, clientID string, mqs []protocol.MessageQueue, now time.Time) []protocol.MessageQueue {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ok := make([]protocol.MessageQueue, 0, len(mqs))
@@ -57,8 +57,8 @@ func (t *lockTable) lock(group, clientID string, mqs []protocol.MessageQueue, no
 	return ok
 }
 
-// unlock releases the locks clientID holds among mqs.
-func (t *lockTable) unlock(group, clientID string, mqs []protocol.MessageQueue) {
+// Unlock releases the locks clientID holds among mqs.
+func (t *Locks) Unlock(group, clientID string, mqs []protocol.MessageQueue) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, mq := range mqs {
@@ -70,29 +70,27 @@ func (t *lockTable) unlock(group, clientID string, mqs []protocol.MessageQueue) 
 }
 
 // lockBatchMQ handles LOCK_BATCH_MQ (41).
-func (b *Broker) lockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) lockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	var body lockBatchBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return nil, remoting.NewBadRequest("bad lock body: %v", err)
 	}
-	locked := b.locks.lock(body.ConsumerGroup, body.ClientID, body.MQSet, time.Now())
+	locked := s.Locks.Lock(body.ConsumerGroup, body.ClientID, body.MQSet, time.Now())
 	out, err := json.Marshal(struct {
 		LockOKMQSet []protocol.MessageQueue `json:"lockOKMQSet"`
 	}{locked})
 	if err != nil {
 		return nil, err
 	}
-	resp := success()
-	resp.Body = out
-	return resp, nil
+	return bodyResponse(out), nil
 }
 
 // unlockBatchMQ handles UNLOCK_BATCH_MQ (42).
-func (b *Broker) unlockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) unlockBatchMQ(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	var body lockBatchBody
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return nil, remoting.NewBadRequest("bad unlock body: %v", err)
 	}
-	b.locks.unlock(body.ConsumerGroup, body.ClientID, body.MQSet)
+	s.Locks.Unlock(body.ConsumerGroup, body.ClientID, body.MQSet)
 	return success(), nil
 }

@@ -1,4 +1,4 @@
-package broker
+package meta
 
 import (
 	"encoding/json"
@@ -13,24 +13,13 @@ import (
 	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
-// SubscriptionGroupFile is the name of the subscription group table under
-// the store's config directory, RocketMQ's subscriptionGroup.json:
-//
-//	{"dataVersion":{"counter":N,"stateVersion":0,"timestamp":ms},
-//	 "forbiddenTable":{},
-//	 "subscriptionGroupTable":{"<group>":<SubscriptionGroupConfig>, ...}}
-//
-// It is rewritten atomically (engine/store WriteConfigFile, keeping a .bak)
-// on every change.
-const SubscriptionGroupFile = "subscriptionGroup.json"
-
 // DecodeSubscriptionGroupConfig parses an UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
 // body: fields it leaves out keep their defaults, as fastjson fills a new
 // Java object.
 func DecodeSubscriptionGroupConfig(body []byte) (protocol.SubscriptionGroupConfig, error) {
 	c := protocol.DefaultSubscriptionGroupConfig("")
 	if err := json.Unmarshal(body, &c); err != nil {
-		return c, fmt.Errorf("broker: subscription group config: %w", err)
+		return c, fmt.Errorf("meta: subscription group config: %w", err)
 	}
 	if c.Attributes == nil {
 		c.Attributes = map[string]string{}
@@ -45,26 +34,27 @@ var groupNamePattern = regexp.MustCompile(`^[%|a-zA-Z0-9_-]+$`)
 // maxGroupNameLength is the 5.x limit on a group name.
 const maxGroupNameLength = 120
 
-// errBadGroupName is returned for a name the 5.x broker refuses.
-var errBadGroupName = errors.New("broker: invalid subscription group name")
+// ErrBadGroupName is returned for a name the 5.x broker refuses.
+var ErrBadGroupName = errors.New("meta: invalid subscription group name")
 
-func validateGroupName(name string) error {
+// ValidateGroupName checks a group name against the 5.x rules.
+func ValidateGroupName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: the group name is blank", errBadGroupName)
+		return fmt.Errorf("%w: the group name is blank", ErrBadGroupName)
 	case len(name) > maxGroupNameLength:
-		return fmt.Errorf("%w: the group name %q is longer than %d characters", errBadGroupName, name, maxGroupNameLength)
+		return fmt.Errorf("%w: the group name %q is longer than %d characters", ErrBadGroupName, name, maxGroupNameLength)
 	case !groupNamePattern.MatchString(name):
-		return fmt.Errorf("%w: the group name %q contains characters outside %s", errBadGroupName, name, groupNamePattern)
+		return fmt.Errorf("%w: the group name %q contains characters outside %s", ErrBadGroupName, name, groupNamePattern)
 	}
 	return nil
 }
 
-// subGroupTable is the broker's SubscriptionGroupManager: the configured
-// consumer groups, persisted through save (nil: kept in memory only, for
-// stores without a config directory). Safe for concurrent use; writes are
-// serialized by saveMu so the file always holds the newest table.
-type subGroupTable struct {
+// Groups is the broker's SubscriptionGroupManager: the configured
+// consumer groups, persisted to SubscriptionGroupFile through save (nil:
+// kept in memory only). Safe for concurrent use; writes are serialized by
+// saveMu so the file always holds the newest table.
+type Groups struct {
 	save func([]byte) error
 
 	saveMu sync.Mutex // held across a change and its write
@@ -76,9 +66,9 @@ type subGroupTable struct {
 	}
 }
 
-// loadSubGroupTable builds the table from a file's content (nil: empty).
-func loadSubGroupTable(content []byte, save func([]byte) error) (*subGroupTable, error) {
-	t := &subGroupTable{save: save}
+// loadGroups builds the table from a file's content (nil: empty).
+func loadGroups(content []byte, save func([]byte) error) (*Groups, error) {
+	t := &Groups{save: save}
 	t.mu.table = map[string]protocol.SubscriptionGroupConfig{}
 	t.mu.forbidden = map[string]map[string]int32{}
 	t.mu.version = protocol.DataVersion{Timestamp: time.Now().UnixMilli()}
@@ -87,7 +77,7 @@ func loadSubGroupTable(content []byte, save func([]byte) error) (*subGroupTable,
 	}
 	var w protocol.SubscriptionGroupWrapper
 	if err := json.Unmarshal(content, &w); err != nil {
-		return nil, fmt.Errorf("broker: %s: %w", SubscriptionGroupFile, err)
+		return nil, fmt.Errorf("meta: %s: %w", SubscriptionGroupFile, err)
 	}
 	for name, c := range w.SubscriptionGroupTable {
 		if c.GroupName == "" {
@@ -105,15 +95,16 @@ func loadSubGroupTable(content []byte, save func([]byte) error) (*subGroupTable,
 	return t, nil
 }
 
-func (t *subGroupTable) get(name string) (protocol.SubscriptionGroupConfig, bool) {
+// Get returns a group's config.
+func (t *Groups) Get(name string) (protocol.SubscriptionGroupConfig, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	c, ok := t.mu.table[name]
 	return c, ok
 }
 
-// put stores c (creating or replacing its group) and persists the table.
-func (t *subGroupTable) put(c protocol.SubscriptionGroupConfig) error {
+// Put stores c (creating or replacing its group) and persists the table.
+func (t *Groups) Put(c protocol.SubscriptionGroupConfig) error {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	t.mu.Lock()
@@ -134,15 +125,15 @@ func (t *subGroupTable) put(c protocol.SubscriptionGroupConfig) error {
 	return nil
 }
 
-// createIfAbsent stores DefaultSubscriptionGroupConfig(name) unless the
+// CreateIfAbsent stores DefaultSubscriptionGroupConfig(name) unless the
 // group exists, and returns the config in force.
-func (t *subGroupTable) createIfAbsent(name string) (protocol.SubscriptionGroupConfig, error) {
-	if c, ok := t.get(name); ok {
+func (t *Groups) CreateIfAbsent(name string) (protocol.SubscriptionGroupConfig, error) {
+	if c, ok := t.Get(name); ok {
 		return c, nil
 	}
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
-	if c, ok := t.get(name); ok {
+	if c, ok := t.Get(name); ok {
 		return c, nil
 	}
 	c := protocol.DefaultSubscriptionGroupConfig(name)
@@ -159,8 +150,8 @@ func (t *subGroupTable) createIfAbsent(name string) (protocol.SubscriptionGroupC
 	return c, nil
 }
 
-// delete removes a group (false if there was none) and persists the table.
-func (t *subGroupTable) delete(name string) (bool, error) {
+// Delete removes a group (false if there was none) and persists the table.
+func (t *Groups) Delete(name string) (bool, error) {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	t.mu.Lock()
@@ -183,9 +174,9 @@ func (t *subGroupTable) delete(name string) (bool, error) {
 	return true, nil
 }
 
-// replace makes the table a copy of w (a slave taking its master's table),
+// Replace makes the table a copy of w (a slave taking its master's table),
 // unless it already has w's DataVersion, and persists it.
-func (t *subGroupTable) replace(w protocol.SubscriptionGroupWrapper) error {
+func (t *Groups) Replace(w protocol.SubscriptionGroupWrapper) error {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	t.mu.Lock()
@@ -212,15 +203,15 @@ func (t *subGroupTable) replace(w protocol.SubscriptionGroupWrapper) error {
 	return t.persistLocked()
 }
 
-// names returns the configured groups, sorted.
-func (t *subGroupTable) names() []string {
+// Names returns the configured groups, sorted.
+func (t *Groups) Names() []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return slices.Sorted(maps.Keys(t.mu.table))
 }
 
-// wrapper returns a copy of the table with its version.
-func (t *subGroupTable) wrapper() protocol.SubscriptionGroupWrapper {
+// Wrapper returns a copy of the table with its version.
+func (t *Groups) Wrapper() protocol.SubscriptionGroupWrapper {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	w := protocol.SubscriptionGroupWrapper{
@@ -235,22 +226,22 @@ func (t *subGroupTable) wrapper() protocol.SubscriptionGroupWrapper {
 }
 
 // REQUIRES: t.mu held for writing.
-func (t *subGroupTable) bumpLocked() {
+func (t *Groups) bumpLocked() {
 	t.mu.version.Counter++
 	t.mu.version.Timestamp = time.Now().UnixMilli()
 }
 
 // REQUIRES: t.saveMu held.
-func (t *subGroupTable) persistLocked() error {
+func (t *Groups) persistLocked() error {
 	if t.save == nil {
 		return nil
 	}
-	b, err := json.MarshalIndent(t.wrapper(), "", "\t")
+	b, err := json.MarshalIndent(t.Wrapper(), "", "\t")
 	if err != nil {
-		return fmt.Errorf("broker: encode subscription groups: %w", err)
+		return fmt.Errorf("meta: encode subscription groups: %w", err)
 	}
 	if err := t.save(b); err != nil {
-		return fmt.Errorf("broker: persist subscription groups: %w", err)
+		return fmt.Errorf("meta: persist subscription groups: %w", err)
 	}
 	return nil
 }

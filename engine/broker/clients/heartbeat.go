@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"encoding/json"
@@ -41,23 +41,17 @@ type SubscriptionData struct {
 	ExpressionType  string   `json:"expressionType"`
 }
 
-// Message models.
-const (
-	Clustering   = "CLUSTERING"
-	Broadcasting = "BROADCASTING"
-)
-
 // DecodeHeartbeat parses a HEART_BEAT body.
 func DecodeHeartbeat(b []byte) (*HeartbeatData, error) {
 	var hb HeartbeatData
 	if err := json.Unmarshal(b, &hb); err != nil {
-		return nil, fmt.Errorf("broker: heartbeat body: %w", err)
+		return nil, fmt.Errorf("clients: heartbeat body: %w", err)
 	}
 	if hb.ClientID == "" && (len(hb.ConsumerDataSet) > 0 || len(hb.ProducerDataSet) > 0) {
 		// The Go client sends "" as its IP on hosts without a non-loopback
 		// IPv4 address, so clientID is "@instance" rather than empty; an
 		// empty id cannot be told apart from another client.
-		return nil, fmt.Errorf("broker: heartbeat without clientID")
+		return nil, fmt.Errorf("clients: heartbeat without clientID")
 	}
 	return &hb, nil
 }

@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"slices"
@@ -8,13 +8,15 @@ import (
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// clientTable is the broker's ConsumerManager and ProducerManager: which
+// Table is the broker's ConsumerManager and ProducerManager: which
 // clients (by clientID, each on one connection) belong to which groups, and
 // the subscriptions of each consumer group. Each heartbeat is authoritative
 // for its client: groups it no longer lists are left (the Go client never
 // unregisters). Safe for concurrent use; methods report the consumer groups
 // whose membership changed so the caller can notify their members.
-type clientTable struct {
+type Table struct {
+	compile CompileFilter
+
 	mu struct {
 		sync.Mutex
 		clients   map[string]*clientInfo
@@ -40,39 +42,38 @@ type consumerGroup struct {
 	messageModel     string
 	consumeFromWhere string
 	members          map[string]struct{} // clientIDs
-	subs             map[string]*subscription
+	subs             map[string]*Subscription
 }
 
-// subscription is one topic a consumer group subscribes to, with its
-// filter (nil: everything; a *TagFilter or a *SQLFilter) or, for an
-// expression that does not compile, filterErr (Java keeps no filter data
-// then and answers the group's pulls FILTER_DATA_NOT_EXIST). Immutable
-// once stored.
-type subscription struct {
-	topic          string
-	subString      string
-	expressionType string
-	subVersion     int64
-	classFilter    bool
-	filter         MessageFilter
-	filterErr      error
+// Subscription is one topic a consumer group subscribes to, with its
+// Filter (nil: everything) or, for an expression that does not compile,
+// FilterErr (Java keeps no filter data then and answers the group's pulls
+// FILTER_DATA_NOT_EXIST). Immutable once stored.
+type Subscription struct {
+	Topic          string
+	SubString      string
+	ExpressionType string // ExpressionTag when the client sent none
+	SubVersion     int64
+	ClassFilter    bool
+	Filter         Filter
+	FilterErr      error
 }
 
-func newSubscription(sd SubscriptionData) *subscription {
+func (t *Table) newSubscription(sd SubscriptionData) *Subscription {
 	et := sd.ExpressionType
 	if et == "" {
 		et = ExpressionTag
 	}
-	s := &subscription{topic: sd.Topic, subString: sd.SubString, expressionType: et,
-		subVersion: sd.SubVersion, classFilter: sd.ClassFilterMode}
-	if !sd.ClassFilterMode {
-		s.filter, s.filterErr = compileFilter(sd.SubString, et)
+	s := &Subscription{Topic: sd.Topic, SubString: sd.SubString, ExpressionType: et,
+		SubVersion: sd.SubVersion, ClassFilter: sd.ClassFilterMode}
+	if !sd.ClassFilterMode && t.compile != nil {
+		s.Filter, s.FilterErr = t.compile(sd.SubString, et)
 	}
 	return s
 }
 
-func newClientTable() *clientTable {
-	t := &clientTable{}
+func newTable(compile CompileFilter) *Table {
+	t := &Table{compile: compile}
 	t.mu.clients = make(map[string]*clientInfo)
 	t.mu.byConn = make(map[*remoting.Conn]map[string]struct{})
 	t.mu.consumers = make(map[string]*consumerGroup)
@@ -80,9 +81,9 @@ func newClientTable() *clientTable {
 	return t
 }
 
-// heartbeat registers hb's client on conn and returns the consumer groups
+// Heartbeat registers hb's client on conn and returns the consumer groups
 // whose membership changed.
-func (t *clientTable) heartbeat(conn *remoting.Conn, hb *HeartbeatData, now time.Time) (changed []string) {
+func (t *Table) Heartbeat(conn *remoting.Conn, hb *HeartbeatData, now time.Time) (changed []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ci := t.mu.clients[hb.ClientID]
@@ -109,7 +110,7 @@ func (t *clientTable) heartbeat(conn *remoting.Conn, hb *HeartbeatData, now time
 		listed[cd.GroupName] = struct{}{}
 		g := t.mu.consumers[cd.GroupName]
 		if g == nil {
-			g = &consumerGroup{name: cd.GroupName, members: map[string]struct{}{}, subs: map[string]*subscription{}}
+			g = &consumerGroup{name: cd.GroupName, members: map[string]struct{}{}, subs: map[string]*Subscription{}}
 			t.mu.consumers[cd.GroupName] = g
 		}
 		g.consumeType, g.messageModel, g.consumeFromWhere = cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere
@@ -121,10 +122,10 @@ func (t *clientTable) heartbeat(conn *remoting.Conn, hb *HeartbeatData, now time
 		seen := make(map[string]struct{}, len(cd.SubscriptionDataSet))
 		for _, sd := range cd.SubscriptionDataSet {
 			seen[sd.Topic] = struct{}{}
-			if old := g.subs[sd.Topic]; old != nil && old.subVersion > sd.SubVersion {
+			if old := g.subs[sd.Topic]; old != nil && old.SubVersion > sd.SubVersion {
 				continue
 			}
-			g.subs[sd.Topic] = newSubscription(sd)
+			g.subs[sd.Topic] = t.newSubscription(sd)
 		}
 		for topic := range g.subs {
 			if _, ok := seen[topic]; !ok {
@@ -158,9 +159,9 @@ func (t *clientTable) heartbeat(conn *remoting.Conn, hb *HeartbeatData, now time
 	return changed
 }
 
-// unregister removes clientID from the named groups (UNREGISTER_CLIENT);
+// Unregister removes clientID from the named groups (UNREGISTER_CLIENT);
 // "" names none.
-func (t *clientTable) unregister(clientID, producerGroup, consumerGroup string) (changed []string) {
+func (t *Table) Unregister(clientID, producerGroup, consumerGroup string) (changed []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ci := t.mu.clients[clientID]
@@ -182,8 +183,8 @@ func (t *clientTable) unregister(clientID, producerGroup, consumerGroup string) 
 	return changed
 }
 
-// connClosed drops every client bound to conn.
-func (t *clientTable) connClosed(conn *remoting.Conn) (changed []string) {
+// ConnClosed drops every client bound to conn.
+func (t *Table) ConnClosed(conn *remoting.Conn) (changed []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id := range t.mu.byConn[conn] {
@@ -195,9 +196,9 @@ func (t *clientTable) connClosed(conn *remoting.Conn) (changed []string) {
 	return changed
 }
 
-// expire drops clients whose last heartbeat is older than before and
+// Expire drops clients whose last heartbeat is older than before and
 // returns their connections, to be closed.
-func (t *clientTable) expire(before time.Time) (changed []string, conns []*remoting.Conn) {
+func (t *Table) Expire(before time.Time) (changed []string, conns []*remoting.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, ci := range t.mu.clients {
@@ -212,7 +213,7 @@ func (t *clientTable) expire(before time.Time) (changed []string, conns []*remot
 }
 
 // REQUIRES: t.mu held.
-func (t *clientTable) removeClientLocked(ci *clientInfo) (changed []string) {
+func (t *Table) removeClientLocked(ci *clientInfo) (changed []string) {
 	for name := range ci.consumerGroups {
 		t.leaveConsumerGroupLocked(ci, name)
 		changed = append(changed, name)
@@ -228,7 +229,7 @@ func (t *clientTable) removeClientLocked(ci *clientInfo) (changed []string) {
 }
 
 // REQUIRES: t.mu held.
-func (t *clientTable) unbindLocked(conn *remoting.Conn, id string) {
+func (t *Table) unbindLocked(conn *remoting.Conn, id string) {
 	if ids := t.mu.byConn[conn]; ids != nil {
 		delete(ids, id)
 		if len(ids) == 0 {
@@ -238,7 +239,7 @@ func (t *clientTable) unbindLocked(conn *remoting.Conn, id string) {
 }
 
 // REQUIRES: t.mu held.
-func (t *clientTable) leaveConsumerGroupLocked(ci *clientInfo, name string) {
+func (t *Table) leaveConsumerGroupLocked(ci *clientInfo, name string) {
 	delete(ci.consumerGroups, name)
 	if g := t.mu.consumers[name]; g != nil {
 		delete(g.members, ci.id)
@@ -249,7 +250,7 @@ func (t *clientTable) leaveConsumerGroupLocked(ci *clientInfo, name string) {
 }
 
 // REQUIRES: t.mu held.
-func (t *clientTable) leaveProducerGroupLocked(ci *clientInfo, name string) {
+func (t *Table) leaveProducerGroupLocked(ci *clientInfo, name string) {
 	delete(ci.producerGroups, name)
 	if ids := t.mu.producers[name]; ids != nil {
 		delete(ids, ci.id)
@@ -259,8 +260,8 @@ func (t *clientTable) leaveProducerGroupLocked(ci *clientInfo, name string) {
 	}
 }
 
-// members returns the sorted client ids of a consumer group.
-func (t *clientTable) members(group string) []string {
+// Members returns the sorted client ids of a consumer group.
+func (t *Table) Members(group string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.mu.consumers[group]
@@ -275,8 +276,8 @@ func (t *clientTable) members(group string) []string {
 	return ids
 }
 
-// memberConns returns the connections of a consumer group's members.
-func (t *clientTable) memberConns(group string) []*remoting.Conn {
+// MemberConns returns the connections of a consumer group's members.
+func (t *Table) MemberConns(group string) []*remoting.Conn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.mu.consumers[group]
@@ -292,8 +293,8 @@ func (t *clientTable) memberConns(group string) []*remoting.Conn {
 	return conns
 }
 
-// subscription returns a consumer group's subscription of topic, or nil.
-func (t *clientTable) subscription(group, topic string) *subscription {
+// Subscription returns a consumer group's subscription of topic, or nil.
+func (t *Table) Subscription(group, topic string) *Subscription {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if g := t.mu.consumers[group]; g != nil {
@@ -302,8 +303,8 @@ func (t *clientTable) subscription(group, topic string) *subscription {
 	return nil
 }
 
-// consumerGroupNames returns the groups with members, sorted.
-func (t *clientTable) consumerGroupNames() []string {
+// ConsumerGroupNames returns the groups with members, sorted.
+func (t *Table) ConsumerGroupNames() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	names := make([]string, 0, len(t.mu.consumers))
@@ -314,8 +315,8 @@ func (t *clientTable) consumerGroupNames() []string {
 	return names
 }
 
-// hasProducerGroup reports whether any live client is in a producer group.
-func (t *clientTable) hasProducerGroup(group string) bool {
+// HasProducerGroup reports whether any live client is in a producer group.
+func (t *Table) HasProducerGroup(group string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.mu.producers[group]) > 0

@@ -1,4 +1,4 @@
-package broker
+package clients
 
 import (
 	"maps"
@@ -8,9 +8,9 @@ import (
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// setClientMeta records the language and version a client's heartbeat
+// SetClientMeta records the language and version a client's heartbeat
 // command carried (Java's ClientChannelInfo), for the connection lists.
-func (t *clientTable) setClientMeta(clientID string, lang remoting.Language, version int32) {
+func (t *Table) SetClientMeta(clientID string, lang remoting.Language, version int32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ci := t.mu.clients[clientID]; ci != nil {
@@ -19,7 +19,7 @@ func (t *clientTable) setClientMeta(clientID string, lang remoting.Language, ver
 }
 
 // REQUIRES: t.mu held.
-func (t *clientTable) connectionLocked(id string) (protocol.Connection, bool) {
+func (t *Table) connectionLocked(id string) (protocol.Connection, bool) {
 	ci := t.mu.clients[id]
 	if ci == nil {
 		return protocol.Connection{}, false
@@ -31,9 +31,9 @@ func (t *clientTable) connectionLocked(id string) (protocol.Connection, bool) {
 	return c, true
 }
 
-// consumerConnection describes a consumer group's live members and
+// ConsumerConnection describes a consumer group's live members and
 // subscriptions (GET_CONSUMER_CONNECTION_LIST); false when none is online.
-func (t *clientTable) consumerConnection(group string) (protocol.ConsumerConnection, bool) {
+func (t *Table) ConsumerConnection(group string) (protocol.ConsumerConnection, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.mu.consumers[group]
@@ -48,13 +48,13 @@ func (t *clientTable) consumerConnection(group string) (protocol.ConsumerConnect
 		}
 	}
 	for topic, s := range g.subs {
-		cc.SubscriptionTable[topic] = subscriptionJSON(s)
+		cc.SubscriptionTable[topic] = SubscriptionJSON(s)
 	}
 	return cc, true
 }
 
-// producerConnections lists a producer group's live clients.
-func (t *clientTable) producerConnections(group string) []protocol.Connection {
+// ProducerConnections lists a producer group's live clients.
+func (t *Table) ProducerConnections(group string) []protocol.Connection {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []protocol.Connection
@@ -66,9 +66,9 @@ func (t *clientTable) producerConnections(group string) []protocol.Connection {
 	return out
 }
 
-// messageModel is the message model a consumer group's members announced
+// MessageModel is the message model a consumer group's members announced
 // ("" when none is online).
-func (t *clientTable) messageModel(group string) string {
+func (t *Table) MessageModel(group string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if g := t.mu.consumers[group]; g != nil {
@@ -77,25 +77,25 @@ func (t *clientTable) messageModel(group string) string {
 	return ""
 }
 
-// clientConn is one live client of a group and its connection.
-type clientConn struct {
-	id   string
-	conn *remoting.Conn
+// ClientConn is one live client of a group and its connection.
+type ClientConn struct {
+	ID   string
+	Conn *remoting.Conn
 }
 
-// memberClients lists a consumer group's live members with their
+// MemberClients lists a consumer group's live members with their
 // connections, sorted by client id.
-func (t *clientTable) memberClients(group string) []clientConn {
+func (t *Table) MemberClients(group string) []ClientConn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g := t.mu.consumers[group]
 	if g == nil {
 		return nil
 	}
-	var out []clientConn
+	var out []ClientConn
 	for _, id := range slices.Sorted(maps.Keys(g.members)) {
 		if ci := t.mu.clients[id]; ci != nil && ci.conn != nil {
-			out = append(out, clientConn{id, ci.conn})
+			out = append(out, ClientConn{id, ci.conn})
 		}
 	}
 	return out
