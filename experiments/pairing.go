@@ -15,8 +15,11 @@ import (
 )
 
 // ErrUnlikePair marks a declared pairing whose two cells differ in
-// something other than what the pairing compares (transport, message size,
-// producer count, durability, loop type, offered rate).
+// something other than what the pairing varies (pairing_like.go: any
+// attribute of the resolved configuration its selectors do not set
+// differently, measured duration and warm-up included), or in a property no
+// pairing may vary (transport, message size, producer count, loop type,
+// batch, offered rate; durability unless declared).
 var ErrUnlikePair = fmt.Errorf("%w: unlike pairing", ErrConfig)
 
 // errNoMatch marks a selector that matches no cell.
@@ -256,6 +259,11 @@ func checkLike(p Pairing, num, den *Cell) error {
 		differ("prefill", wa.Prefill.String(), wb.Prefill.String())
 		differ("page-cache budget", num.Exp.Engine.Budget.String(), den.Exp.Engine.Budget.String())
 	}
+	if num.System != result.SystemFio && den.System != result.SystemFio {
+		// A ceiling (fio) has no broker configuration to compare; every
+		// other pair is equal in all but its variable.
+		diffs = append(diffs, configDiffs(p, num, den)...)
+	}
 	if isLatencyMetric(p.Metric) && (a["mode"] != "open" || b["mode"] != "open") {
 		diffs = append(diffs, "latency is compared in open loop only (in a closed loop with fixed producers it restates throughput: Little's law)")
 	}
@@ -275,6 +283,12 @@ func (e *Experiment) validatePairings() error {
 	if err != nil {
 		return err
 	}
+	return e.validatePairingsOn(cells)
+}
+
+// validatePairingsOn checks every pairing against the given cells (a plan's,
+// with their own measured durations).
+func (e *Experiment) validatePairingsOn(cells []Cell) error {
 	seen := map[string]bool{}
 	for _, p := range e.Pairings {
 		if p.Name == "" || strings.ContainsAny(p.Name, " \t/=") {
