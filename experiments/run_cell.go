@@ -154,6 +154,9 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		res.MeasureFrom = start
 	}
 	fillCell(&rc, col, res, run, st)
+	if exp.Workload.Mode == "open" {
+		rc.MarkSaturation(exp.Workload.Rate)
+	}
 	if err := win.cpu.record(&rc); err != nil && runErr == nil && closeErr == nil {
 		runErr = err
 	}
