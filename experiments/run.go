@@ -44,6 +44,10 @@ type Options struct {
 	// resolved config): Quick, Reference, Duration and Repetitions are
 	// refused.
 	Replay bool
+	// ReplayNote, when a replay runs other code than the recorded run
+	// (--at-head; see ReplayRevision), is recorded in the manifest's
+	// warnings.
+	ReplayNote string
 	// AllowDirty lets a modified source tree write into the repository's
 	// results/; the diff is saved beside the run.
 	AllowDirty bool
@@ -109,6 +113,9 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	}
 	if opt.Replay {
 		man.Notes = append(man.Notes, "replay of a recorded resolved config")
+		if opt.ReplayNote != "" {
+			man.Warnings = append(man.Warnings, opt.ReplayNote)
+		}
 	}
 	if diff != nil {
 		if err := writeSourceDiff(runDir, diff); err != nil {
