@@ -166,7 +166,7 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		}
 		if status == result.StatusOK && len(fioJobs) > 0 && ctx.Err() == nil {
 			settleHost(ctx, exp.Settle.D())
-			for _, c := range runFioPeers(ctx, fss, storeRoot, fioJobs, cells, out.Cells, rep, peerD, fioFileSize, pr) {
+			for _, c := range runFioPeers(ctx, fss, storeRoot, fioJobs, rep, peerD, fioFileSize, pr) {
 				c.Order = len(cells)
 				out.Cells = append(out.Cells, c)
 			}
