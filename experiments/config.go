@@ -30,6 +30,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/brokerlab/brokerlab/experiments/loopfs"
+	"github.com/brokerlab/brokerlab/experiments/result"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
 	"github.com/brokerlab/brokerlab/internal/bytesize"
@@ -170,9 +171,9 @@ const (
 
 // Engine is the system under test.
 type Engine struct {
-	Path        string `yaml:"path" json:"path"`   // mmap|pwrite|pool|direct|uncached
-	Flush       string `yaml:"flush" json:"flush"` // sync|async|group|rmqgroup
-	SegmentSize Size   `yaml:"segment_size" json:"segment_size"`
+	Path        string `yaml:"path" json:"path" pair:"system"` // mmap|pwrite|pool|direct|uncached (another system has its own)
+	Flush       string `yaml:"flush" json:"flush"`             // sync|async|group|rmqgroup
+	SegmentSize Size   `yaml:"segment_size" json:"segment_size" pair:"seg"`
 	// Prealloc creates the next segment in the background.
 	Prealloc *bool `yaml:"prealloc,omitempty" json:"prealloc,omitempty"`
 	// Warm touches every page of a new segment; Mlock locks it.
@@ -198,7 +199,7 @@ type Engine struct {
 	FlushInterval Duration `yaml:"flush_interval" json:"flush_interval"`
 	// CoalesceWait is group commit's coalescing window (0: RocketMQ's
 	// flush-at-once).
-	CoalesceWait Duration `yaml:"coalesce_wait" json:"coalesce_wait"`
+	CoalesceWait Duration `yaml:"coalesce_wait" json:"coalesce_wait" pair:"coalesce"`
 	// Transport: inproc (default), loopback (broker over remoting) or
 	// process (the broker, and a NATS peer, in a child process over
 	// loopback TCP, with the server's CPU per message measured; see
@@ -236,10 +237,10 @@ type Engine struct {
 
 // Workload drives the engine.
 type Workload struct {
-	Mode string `yaml:"mode" json:"mode"` // closed|open
+	Mode string `yaml:"mode" json:"mode" pair:"rate"` // closed|open (a rate selector sets open)
 	// Producers: closed loop, concurrent producers; open loop, the workers
 	// sharing the schedule (too few and the loop falls behind: send delay).
-	Producers int     `yaml:"producers" json:"producers"`
+	Producers int     `yaml:"producers" json:"producers" pair:"conc"`
 	Rate      float64 `yaml:"rate" json:"rate"`         // open loop: msg/s
 	Schedule  string  `yaml:"schedule" json:"schedule"` // uniform|poisson
 	Size      string  `yaml:"size" json:"size"`         // randvar spec: fixed:1024, uniform:128-4096, ...
@@ -352,6 +353,9 @@ func cellDurations(e *Experiment, cells []Cell) {
 		return
 	}
 	for i := range cells {
+		if cells[i].System == result.SystemFio {
+			continue // a ceiling measures the peer duration
+		}
 		if e.Writeback || cells[i].Exp.Engine.Flush == "async" {
 			cells[i].Exp.Duration = max(cells[i].Exp.Duration, ReferenceDuration)
 		}

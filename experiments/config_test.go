@@ -111,6 +111,13 @@ func TestShippedExperimentsValid(t *testing.T) {
 		if err := r.Validate(); err != nil || r.Warmup < ReferenceWarmup || r.Repetitions < ReferenceReps {
 			t.Errorf("%s --reference: %v (%v warm-up, %d reps)", f, err, r.Warmup.D(), r.Repetitions)
 		}
+		// The plans, with each cell's own measured duration: every pairing
+		// still compares like with like.
+		for _, opt := range []Options{{}, {Quick: true}, {Reference: true}} {
+			if _, err := NewPlan(e, opt); err != nil {
+				t.Errorf("%s plan (quick %v, reference %v): %v", f, opt.Quick, opt.Reference, err)
+			}
+		}
 	}
 	if _, err := os.Stat("quick.yaml"); err != nil {
 		t.Fatal("quick.yaml (the README default) is missing")

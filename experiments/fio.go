@@ -22,7 +22,8 @@ var ErrNoFio = errors.New("experiments: fio is not installed (apt-get install fi
 // flush policy:
 //
 //	sync    fdatasync after every write (the sync policy)
-//	group   fdatasync every Every writes (group commit; Every = the measured batch)
+//	group   fdatasync every Every writes (group commit; a run sweeps Every
+//	        over GroupSweep and keeps the envelope)
 //	none    no fdatasync (async: acknowledged from the page cache)
 //
 // O_DIRECT jobs run on one file with libaio at iodepth Conc (the producers
@@ -84,7 +85,7 @@ func (j FioJob) fioArgs(dir string, fileSize int64) ([]string, error) {
 		args = append(args, "--fdatasync=1")
 	case "group":
 		if j.Every < 1 {
-			return nil, fmt.Errorf("%w: fio group pattern needs the measured batch (Every >= 1)", ErrConfig)
+			return nil, fmt.Errorf("%w: fio group pattern needs a batch (Every >= 1)", ErrConfig)
 		}
 		args = append(args, "--fdatasync="+strconv.Itoa(j.Every))
 	case "none":

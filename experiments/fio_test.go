@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +76,30 @@ func TestFioArgs(t *testing.T) {
 	}
 	if got := (FioJob{Sync: "none", BS: 1024}).Ceiling(); got != "page-cache" {
 		t.Errorf("buffered no-sync ceiling %q", got)
+	}
+}
+
+// The group ceiling is the envelope of a sweep of fsync-every-N over
+// GroupSweep: every point measured, none taken from a brokerlab cell.
+func TestGroupCeilingEnvelope(t *testing.T) {
+	if _, err := FioPath(); errors.Is(err, ErrNoFio) {
+		t.Skip("fio not installed: the ceiling cannot be measured here (apt-get install fio)")
+	}
+	j := FioJob{Sync: "group", BS: 4096, Conc: 1}
+	sweep := GroupSweep[:3] // 1, 2, 4: the whole sweep is the same loop, longer
+	c, err := runGroupEnvelope(context.Background(), t.TempDir(), j, sweep, 100*time.Millisecond, 8<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := 0.0
+	for _, n := range sweep {
+		v, ok := c.Extra[fmt.Sprintf("every_%d_iops", n)]
+		if !ok || v <= 0 {
+			t.Fatalf("every %d not measured: %v", n, c.Extra)
+		}
+		best = max(best, v)
+	}
+	if c.MsgPerSec != best || c.Name != j.Name() || c.Extra["envelope_points"] != float64(len(sweep)) {
+		t.Fatalf("envelope %v (best point %v), name %s", c.MsgPerSec, best, c.Name)
 	}
 }

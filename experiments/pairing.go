@@ -15,8 +15,11 @@ import (
 )
 
 // ErrUnlikePair marks a declared pairing whose two cells differ in
-// something other than what the pairing compares (transport, message size,
-// producer count, durability, loop type, offered rate).
+// something other than what the pairing varies (pairing_like.go: any
+// attribute of the resolved configuration its selectors do not set
+// differently, measured duration and warm-up included), or in a property no
+// pairing may vary (transport, message size, producer count, loop type,
+// batch, offered rate; durability unless declared).
 var ErrUnlikePair = fmt.Errorf("%w: unlike pairing", ErrConfig)
 
 // errNoMatch marks a selector that matches no cell.
@@ -256,6 +259,11 @@ func checkLike(p Pairing, num, den *Cell) error {
 		differ("prefill", wa.Prefill.String(), wb.Prefill.String())
 		differ("page-cache budget", num.Exp.Engine.Budget.String(), den.Exp.Engine.Budget.String())
 	}
+	if num.System != result.SystemFio && den.System != result.SystemFio {
+		// A ceiling (fio) has no broker configuration to compare; every
+		// other pair is equal in all but its variable.
+		diffs = append(diffs, configDiffs(p, num, den)...)
+	}
 	if isLatencyMetric(p.Metric) && (a["mode"] != "open" || b["mode"] != "open") {
 		diffs = append(diffs, "latency is compared in open loop only (in a closed loop with fixed producers it restates throughput: Little's law)")
 	}
@@ -275,6 +283,12 @@ func (e *Experiment) validatePairings() error {
 	if err != nil {
 		return err
 	}
+	return e.validatePairingsOn(cells)
+}
+
+// validatePairingsOn checks every pairing against the given cells (a plan's,
+// with their own measured durations).
+func (e *Experiment) validatePairingsOn(cells []Cell) error {
 	seen := map[string]bool{}
 	for _, p := range e.Pairings {
 		if p.Name == "" || strings.ContainsAny(p.Name, " \t/=") {
@@ -324,6 +338,9 @@ type Ratio struct {
 	// Varies names the declared difference (Pairing.Compares) as measured:
 	// "durability: <numerator's class> vs <denominator's>".
 	Varies string
+	// Flag is a warning printed in the RATIO line: a ratio above 1 over a
+	// ceiling (a fio denominator) means the ceiling is not one.
+	Flag string
 }
 
 // ComputeRatios evaluates the pairings on a run's cells. Repetition r of
@@ -347,6 +364,13 @@ func ComputeRatios(pairs []Pairing, all []Cell, cells []result.Cell) []Ratio {
 		if p.Compares == ComparesDurability {
 			r.Varies = fmt.Sprintf("%s: %s vs %s", ComparesDurability, durabilityClass(cellAttrs(num)), durabilityClass(cellAttrs(den)))
 		}
+		if isLatencyMetric(p.Metric) {
+			if why := saturatedSide(cells, num, den); why != "" {
+				r.Missing = "refused: " + why + ": an open loop that falls behind its offered rate has a latency that grows with the run's length"
+				out = append(out, r)
+				continue
+			}
+		}
 		nv := repValues(cells, num, p.Metric)
 		dv := repValues(cells, den, p.Metric)
 		var ratios []float64
@@ -360,9 +384,32 @@ func ComputeRatios(pairs []Pairing, all []Cell, cells []result.Cell) []Ratio {
 			r.Missing = "no repetition measured both cells"
 		}
 		r.Stat = result.StatOf(ratios)
+		if den.System == result.SystemFio && !lowerIsBetter(p.Metric) && len(ratios) > 0 && r.Stat.Max > 1 {
+			r.Flag = fmt.Sprintf("ABOVE CEILING: %s exceeds its ceiling %s (max %s): the ceiling or the measurement is wrong",
+				r.Num, r.Den, Sig2(r.Stat.Max))
+		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// saturatedSide names the first of num and den that was saturated in some
+// repetition (result.Cell.Saturated), "" when neither was.
+func saturatedSide(cells []result.Cell, num, den *Cell) string {
+	for _, side := range []struct {
+		name string
+		c    *Cell
+	}{{"numerator", num}, {"denominator", den}} {
+		sys := cmp.Or(side.c.System, result.SystemBrokerlab)
+		for i := range cells {
+			rc := &cells[i]
+			if rc.Saturated && rc.Error == "" && rc.SystemOrDefault() == sys && rc.Name == side.c.Name {
+				return fmt.Sprintf("%s %s is saturated in repetition %d (acknowledged %.0f of %.0f msg/s offered)",
+					side.name, cellID(side.c), rc.Rep, rc.MsgPerSec, rc.OfferedRate)
+			}
+		}
+	}
+	return ""
 }
 
 // repValues maps a cell's repetitions to the metric's value.
@@ -434,8 +481,12 @@ func (r Ratio) String() string {
 	if r.Varies != "" {
 		varies = "; declared to differ in " + r.Varies
 	}
-	return fmt.Sprintf("RATIO %s %s [%s–%s] n=%d\t# %s / %s (%s, %s; median and min–max over repetitions%s)",
-		r.Name, Sig2(r.Stat.Median), Sig2(r.Stat.Min), Sig2(r.Stat.Max), r.Stat.N, r.Num, r.Den, r.Metric, better, varies)
+	flag := ""
+	if r.Flag != "" {
+		flag = "; " + r.Flag
+	}
+	return fmt.Sprintf("RATIO %s %s [%s–%s] n=%d\t# %s / %s (%s, %s; median and min–max over repetitions%s)%s",
+		r.Name, Sig2(r.Stat.Median), Sig2(r.Stat.Min), Sig2(r.Stat.Max), r.Stat.N, r.Num, r.Den, r.Metric, better, varies, flag)
 }
 
 // WriteRatios prints one line per ratio.

@@ -2,8 +2,8 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,8 +126,8 @@ func fixedSize(spec string) int {
 }
 
 // fioPattern maps a flush policy onto the fio sync pattern with the same
-// acknowledgement point: fdatasync per write (sync), every N writes with N
-// the measured batch (group, rmqgroup), none (async: the page cache).
+// acknowledgement point: fdatasync per write (sync), every N writes swept
+// over GroupSweep (group, rmqgroup), none (async: the page cache).
 func fioPattern(flushKind string) string {
 	switch flushKind {
 	case "sync":
@@ -193,45 +193,47 @@ func (j FioJob) planCell() Cell {
 	return c
 }
 
-// measuredBatch is the median flush batch (appends per flush) of this
-// repetition's in-process group-commit cells of the job's size and
-// producers (the loopback ones when there are none, then the process
-// ones), at least 1; 0 when none was measured.
-func measuredBatch(j FioJob, cells []result.Cell, plan []Cell, rep int) int {
-	for _, tr := range []string{"inproc", "loopback"} {
-		if n := measuredBatchOver(j, cells, plan, rep, tr); n > 0 {
-			return n
-		}
-	}
-	return measuredBatchOver(j, cells, plan, rep, TransportProcess)
-}
+// GroupSweep are the writes per fdatasync a group ceiling sweeps. Its
+// envelope (the best of them) is the ceiling: nothing in it comes from a
+// brokerlab measurement, so a cell's batching cannot move its own ceiling.
+var GroupSweep = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
-// measuredBatchOver is measuredBatch over the cells of one transport.
-func measuredBatchOver(j FioJob, cells []result.Cell, plan []Cell, rep int, transport string) int {
-	var vs []float64
-	for _, pc := range plan {
-		e := pc.Exp
-		if pc.System != "" || e.Engine.Transport != transport || fioPattern(e.Engine.Flush) != "group" ||
-			fixedSize(e.Workload.Size) != j.BS || e.Workload.Producers != j.Conc || e.Engine.FS != j.FS {
+// runGroupEnvelope runs a group job at every batch of sweep (GroupSweep), sharing the
+// job's runtime (each point measured for each), and returns the best as
+// the ceiling, with each batch's rate in Extra ("every_<N>_iops") and the
+// best batch as fsync_every.
+func runGroupEnvelope(ctx context.Context, root string, j FioJob, sweep []int, each time.Duration, fileSize int64) (result.Cell, error) {
+	var best result.Cell
+	rates := map[string]float64{}
+	var errs []error
+	for _, n := range sweep {
+		if ctx.Err() != nil {
+			return best, ctx.Err()
+		}
+		jj := j
+		jj.Every = n
+		c, err := runFioIn(ctx, root, jj, each, fileSize)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("every %d: %w", n, err))
 			continue
 		}
-		for _, rc := range cells {
-			if rc.Rep == rep && rc.Error == "" && rc.SystemOrDefault() == result.SystemBrokerlab && rc.Name == pc.Name {
-				if v, ok := rc.Extra["appends_per_flush"]; ok && v > 0 {
-					vs = append(vs, v)
-				}
-			}
+		rates[fmt.Sprintf("every_%d_iops", n)] = c.MsgPerSec
+		if best.Name == "" || c.MsgPerSec > best.MsgPerSec {
+			best = c
 		}
 	}
-	if len(vs) == 0 {
-		return 0
+	if best.Name == "" {
+		c := FioCell(j)
+		return c, errors.Join(errs...)
 	}
-	return max(1, int(math.Round(result.StatOf(vs).Median)))
+	best.Extra = mergeExtra(best.Extra, rates)
+	best.Extra["envelope_points"] = float64(len(rates))
+	return best, nil
 }
 
 // runFioPeers runs the planned ceilings of one repetition after its
-// brokerlab cells (group jobs need the measured batch).
-func runFioPeers(ctx context.Context, fss *fileSystems, storeRoot string, jobs []FioJob, plan []Cell, done []result.Cell, rep int,
+// brokerlab cells (a group job sweeps its batch: runGroupEnvelope).
+func runFioPeers(ctx context.Context, fss *fileSystems, storeRoot string, jobs []FioJob, rep int,
 	runtime time.Duration, fileSize int64, pr *progress) []result.Cell {
 	if len(jobs) == 0 {
 		return nil
@@ -253,17 +255,14 @@ func runFioPeers(ctx context.Context, fss *fileSystems, storeRoot string, jobs [
 			out = append(out, c)
 			continue
 		}
+		var c result.Cell
 		if j.Sync == "group" {
-			j.Every = measuredBatch(j, done, plan, rep)
-			if j.Every == 0 {
-				c := FioCell(j)
-				c.Rep = rep
-				c.Error = "no measured group-commit batch in this repetition"
-				out = append(out, c)
-				continue
-			}
+			// The sweep shares the job's runtime, at least 500 ms a point.
+			each := max(runtime/time.Duration(len(GroupSweep)), 500*time.Millisecond)
+			c, err = runGroupEnvelope(ctx, root, j, GroupSweep, each, fileSize)
+		} else {
+			c, err = runFioIn(ctx, root, j, runtime, fileSize)
 		}
-		c, err := runFioIn(ctx, root, j, runtime, fileSize)
 		if err != nil {
 			c.Error = err.Error()
 		}

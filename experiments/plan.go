@@ -53,13 +53,17 @@ func NewPlan(e *Experiment, opt Options) (Plan, error) {
 	if err != nil {
 		return pl, err
 	}
+	cellDurations(&exp, all)
+	pairDurations(exp.Pairings, all)
+	if err := exp.validatePairingsOn(all); err != nil {
+		return pl, err
+	}
 	var cells []Cell
 	for _, c := range all {
 		if c.System != result.SystemFio {
 			cells = append(cells, c)
 		}
 	}
-	cellDurations(&exp, cells)
 	pl = Plan{Exp: exp, All: all, Cells: cells}
 	if slices.Contains(exp.Peers, "fio") {
 		pl.Fio = fioPlan(cells)
@@ -107,4 +111,26 @@ func WritePlan(w io.Writer, pl Plan) {
 		fmt.Fprintf(w, "  fio       %-64s %v measured\n", j.Name(), pl.PeerDuration())
 	}
 	fmt.Fprintf(w, "estimate: %v (cells, fio and settle pauses; setup comes on top)\n", pl.Estimate().Round(time.Second))
+}
+
+// pairDurations gives both cells of every pairing the longer of their
+// measured durations (to a fixed point, as cells may be in several
+// pairings), so a pairing never divides a cell measured for 5 minutes by one
+// measured for 1 (reference runs lengthen the async cells).
+func pairDurations(pairs []Pairing, all []Cell) {
+	for changed := true; changed; {
+		changed = false
+		for _, p := range pairs {
+			num, err1 := selectOne(p, "numerator", p.Num, all)
+			den, err2 := selectOne(p, "denominator", p.Den, all)
+			if err1 != nil || err2 != nil || num.System == result.SystemFio || den.System == result.SystemFio {
+				continue
+			}
+			d := max(num.Exp.Duration, den.Exp.Duration)
+			if num.Exp.Duration != d || den.Exp.Duration != d {
+				num.Exp.Duration, den.Exp.Duration = d, d
+				changed = true
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,4 +149,47 @@ func LoadReplay(runDir string) (*Experiment, result.Manifest, error) {
 // writeSourceDiff saves the diff beside the manifest.
 func writeSourceDiff(runDir string, diff []byte) error {
 	return result.WriteFileAtomic(filepath.Join(runDir, SourceDiffFile), diff, 0o644)
+}
+
+// ErrReplayRevision marks a replay by a binary of another revision than the
+// recorded run's, without --at-head.
+var ErrReplayRevision = fmt.Errorf("%w: another revision", ErrReplay)
+
+// binaryRevision is this binary's vcs.revision ("" without a VCS stamp:
+// go run, go test).
+func binaryRevision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi == nil {
+		return ""
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return ""
+}
+
+// ReplayRevision checks that this binary is the revision the recorded run
+// was made by (its manifest's build stamp, else its commit). A different or
+// unknown revision is refused unless atHead, and then the returned note
+// (for the new manifest's warnings) says which revision ran instead.
+func ReplayRevision(m result.Manifest, atHead bool) (string, error) {
+	return replayRevision(m, atHead, binaryRevision())
+}
+
+func replayRevision(m result.Manifest, atHead bool, now string) (string, error) {
+	was := m.Build.Revision
+	if was == "" || was == result.Unknown {
+		was = m.Git.SHA
+	}
+	if was != "" && was != result.Unknown && was == now {
+		return "", nil
+	}
+	was, now = cmp.Or(was, result.Unknown), cmp.Or(now, result.Unknown+" (a binary without a VCS stamp)")
+	if !atHead {
+		return "", fmt.Errorf("%w: the run was made by revision %s, this binary is %s: build that revision, or pass --at-head to replay its config with this code",
+			ErrReplayRevision, was, now)
+	}
+	return fmt.Sprintf("replay AT HEAD (--at-head): the recorded run was made by revision %s; this replay ran revision %s", was, now), nil
 }

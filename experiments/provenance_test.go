@@ -244,3 +244,26 @@ func TestReferenceReplacesMatrixAndExtra(t *testing.T) {
 		t.Fatalf("fio plan for loopback cells: %v", kinds)
 	}
 }
+
+// A replay by another revision (or one unknown) is refused unless
+// --at-head, and then the note names both revisions.
+func TestReplayRevision(t *testing.T) {
+	var m result.Manifest
+	m.Build.Revision, m.Git.SHA = "aaa", "aaa"
+	if note, err := replayRevision(m, false, "aaa"); err != nil || note != "" {
+		t.Fatalf("same revision: %q %v", note, err)
+	}
+	for _, now := range []string{"bbb", ""} {
+		if _, err := replayRevision(m, false, now); !errors.Is(err, ErrReplayRevision) {
+			t.Fatalf("revision %q: err = %v", now, err)
+		}
+		note, err := replayRevision(m, true, now)
+		if err != nil || !strings.Contains(note, "AT HEAD") || !strings.Contains(note, "aaa") {
+			t.Fatalf("--at-head, revision %q: %q %v", now, note, err)
+		}
+	}
+	m.Build.Revision = result.Unknown // an old manifest: its git commit counts
+	if _, err := replayRevision(m, false, "aaa"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +45,10 @@ type Options struct {
 	// resolved config): Quick, Reference, Duration and Repetitions are
 	// refused.
 	Replay bool
+	// ReplayNote, when a replay runs other code than the recorded run
+	// (--at-head; see ReplayRevision), is recorded in the manifest's
+	// warnings.
+	ReplayNote string
 	// AllowDirty lets a modified source tree write into the repository's
 	// results/; the diff is saved beside the run.
 	AllowDirty bool
@@ -111,6 +117,9 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	}
 	if opt.Replay {
 		man.Notes = append(man.Notes, "replay of a recorded resolved config")
+		if opt.ReplayNote != "" {
+			man.Warnings = append(man.Warnings, opt.ReplayNote)
+		}
 	}
 	if diff != nil {
 		if err := writeSourceDiff(runDir, diff); err != nil {
@@ -162,7 +171,7 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 		}
 		if status == result.StatusOK && len(fioJobs) > 0 && ctx.Err() == nil {
 			settleHost(ctx, exp.Settle.D())
-			for _, c := range runFioPeers(ctx, fss, storeRoot, fioJobs, cells, out.Cells, rep, peerD, fioFileSize, pr) {
+			for _, c := range runFioPeers(ctx, fss, storeRoot, fioJobs, rep, peerD, fioFileSize, pr) {
 				c.Order = len(cells)
 				out.Cells = append(out.Cells, c)
 			}
@@ -263,12 +272,26 @@ func (p *progress) table(cells []result.Cell) {
 	if p == nil || p.w == nil || len(cells) == 0 {
 		return
 	}
-	p.printf("\n%-9s %-52s %3s %11s %9s %10s %10s %10s %s\n", "system", "cell", "rep", "msg/s", "MB/s", "p50", "p99", "p99.9", "")
+	p.printf("\n%-9s %-52s %3s %11s %9s %10s %10s %10s %10s %8s %s\n", "system", "cell", "rep", "msg/s", "MB/s", "p50", "p99", "p99.9",
+		"attempted", "failed", "")
 	for _, c := range cells {
 		q := c.Quantiles[c.PrimaryMetric()]
-		p.printf("%-9s %-52s %3d %11.0f %9.2f %10s %10s %10s %s\n", c.SystemOrDefault(), c.Name, c.Rep, c.MsgPerSec, c.MBPerSec,
-			hist.FormatNs(int64(q.P50)), hist.FormatNs(int64(q.P99)), hist.FormatNs(int64(q.P999)), strings.TrimSpace(cpuSummary(&c)+" "+c.Error))
+		p.printf("%-9s %-52s %3d %11.0f %9.2f %10s %10s %10s %10d %8d %s\n", c.SystemOrDefault(), c.Name, c.Rep, c.MsgPerSec, c.MBPerSec,
+			hist.FormatNs(int64(q.P50)), hist.FormatNs(int64(q.P99)), hist.FormatNs(int64(q.P999)), c.Attempted, c.Failed,
+			strings.TrimSpace(sendsSummary(&c)+" "+cpuSummary(&c)+" "+c.Error))
 	}
+}
+
+// sendsSummary names a cell's failures by code and its saturation.
+func sendsSummary(c *result.Cell) string {
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(c.FailedByCode)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", code, c.FailedByCode[code]))
+	}
+	if c.Saturated {
+		parts = append(parts, fmt.Sprintf("SATURATED (%.0f of %.0f msg/s offered)", c.MsgPerSec, c.OfferedRate))
+	}
+	return strings.Join(parts, " ")
 }
 
 // openSystem builds the engine for a cell.

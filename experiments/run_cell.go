@@ -155,6 +155,9 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 	}
 	fillCell(&rc, col, res, run, st)
 	attachPrediction(&rc, exp, st.AppendedBytes, start, res.Summary.End, res.MeasureFrom)
+	if exp.Workload.Mode == "open" {
+		rc.MarkSaturation(exp.Workload.Rate)
+	}
 	if err := win.cpu.record(&rc); err != nil && runErr == nil && closeErr == nil {
 		runErr = err
 	}

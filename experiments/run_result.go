@@ -85,6 +85,8 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 			P999: float64(s.P999), P9999: float64(s.P9999), Max: float64(s.Max), Mean: s.Mean, Count: s.Count}
 		rc.Spectrum[name] = spectrum(col.Histogram(name))
 	}
+	withFailures(rc, col, sum)
+	countSends(rc, sum)
 	t0 := res.MeasureFrom
 	run.mu.Lock()
 	points := append([]probe.Point(nil), run.points...)
@@ -117,6 +119,12 @@ func fillCell(rc *result.Cell, col *hist.Collector, res gen.Result, run *cellRun
 			}
 			p.Extra["flush_p99_ns"] = float64(f.P99)
 			p.Extra["flushes"] = float64(f.Count)
+		}
+		if f, ok := iv.Metrics[gen.MetricServiceFailed]; ok && f.Count > 0 {
+			if p.Extra == nil {
+				p.Extra = map[string]float64{}
+			}
+			p.Extra["sends_failed"] = float64(f.Count)
 		}
 		if d, ok := iv.Metrics[gen.MetricSendDelay]; ok && d.Count > 0 {
 			if p.Extra == nil {
@@ -206,4 +214,46 @@ func residency(points []probe.Point, t0 time.Time) *result.Residency {
 	}
 	cacheLayers(r, points, idx)
 	return r
+}
+
+// withFailures merges each latency metric with its failed sends (recorded
+// at their timeout, gen.FailedMetric), so a failure shows in the quantiles
+// instead of vanishing from them.
+func withFailures(rc *result.Cell, col *hist.Collector, sum hist.Summary) {
+	for _, name := range []string{gen.MetricService, gen.MetricResponse} {
+		fname := gen.FailedMetric(name)
+		if f := sum.Metrics[fname]; f.Count == 0 {
+			continue
+		}
+		h := col.Histogram(fname)
+		if ok := col.Histogram(name); ok != nil {
+			h.Merge(ok)
+		}
+		rc.Quantiles[name] = quantilesOf(h, sum.Metrics[fname].Count)
+		rc.Spectrum[name] = spectrum(h)
+	}
+}
+
+func quantilesOf(h *hdrhistogram.Histogram, failed int64) result.Quantiles {
+	at := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) }
+	return result.Quantiles{P50: at(50), P90: at(90), P99: at(99), P999: at(99.9), P9999: at(99.99),
+		Max: float64(h.Max()), Mean: h.Mean(), Count: h.TotalCount(), Failed: failed}
+}
+
+// countSends fills the measured phase's attempted, acknowledged and
+// failed (by code) sends.
+func countSends(rc *result.Cell, sum hist.Summary) {
+	rc.Acked = sum.Metrics[gen.MetricService].Count
+	rc.Failed = 0
+	rc.FailedByCode = nil
+	for k, v := range sum.Counters {
+		if code, ok := strings.CutPrefix(k, gen.CounterSendFailedPrefix); ok && v > 0 {
+			if rc.FailedByCode == nil {
+				rc.FailedByCode = map[string]int64{}
+			}
+			rc.FailedByCode[code] += v
+			rc.Failed += v
+		}
+	}
+	rc.Attempted = rc.Acked + rc.Failed
 }

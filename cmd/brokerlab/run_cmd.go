@@ -28,6 +28,7 @@ func newRunCmd() *cobra.Command {
 		ref      bool
 		replay   string
 		dirty    bool
+		atHead   bool
 		figures  string
 		plan     bool
 	)
@@ -47,7 +48,9 @@ current cell and still writes complete results.
 --quick applies the experiment's short overrides (a functional check, not
 reference numbers); --reference its reference overrides with at least 60 s
 warm-up, 5 repetitions and 5 min measured where the flush/writeback cycle
-matters. --replay RUN_DIR reruns exactly the resolved config that run recorded.
+matters. --replay RUN_DIR reruns exactly the resolved config that run recorded,
+and refuses unless this binary is the revision that made it (--at-head: run it
+with this code anyway; the new manifest says so).
 Writing into the repository's results/ from a modified tree is refused
 unless --allow-dirty (the diff is then saved beside the run). --plan prints
 the resolved cells, their measured times and the estimated wall time, and
@@ -69,8 +72,13 @@ beside result.json for OMB's bin/create_charts.py.`,
 			var exp *experiments.Experiment
 			var err error
 			run := runFunc(experiments.Run)
+			var replayNote string
 			if replay != "" {
-				exp, _, err = experiments.LoadReplay(replay)
+				var recorded result.Manifest
+				exp, recorded, err = experiments.LoadReplay(replay)
+				if err == nil {
+					replayNote, err = experiments.ReplayRevision(recorded, atHead)
+				}
 			} else {
 				exp, run, err = loadRunnable(args[0], of, quick)
 			}
@@ -80,7 +88,7 @@ beside result.json for OMB's bin/create_charts.py.`,
 			opts := experiments.Options{
 				OutRoot: out, StoreRoot: store, Quick: quick, Duration: duration,
 				Progress: os.Stderr, Command: os.Args, Namesrv: namesrv, Repetitions: reps,
-				Reference: ref, Replay: replay != "", AllowDirty: dirty,
+				Reference: ref, Replay: replay != "", AllowDirty: dirty, ReplayNote: replayNote,
 			}
 			if plan {
 				pl, err := experiments.NewPlan(exp, opts)
@@ -116,6 +124,7 @@ beside result.json for OMB's bin/create_charts.py.`,
 	f.StringVar(&figures, "figures", "", "directory for the run's figures (default: <temp>/brokerlab-figures/<experiment>/<stamp>; never the run)")
 	f.BoolVar(&ref, "reference", false, "reference run: the experiment's reference overrides, >= 60s warm-up, >= 5 repetitions, >= 5m measured where writeback matters")
 	f.StringVar(&replay, "replay", "", "rerun exactly the resolved config recorded in this run directory's manifest")
+	f.BoolVar(&atHead, "at-head", false, "with --replay: run the recorded config with this binary's code although the run was made by another revision (the new manifest says so)")
 	f.BoolVar(&dirty, "allow-dirty", false, "allow writing into the repository's results/ from a modified source tree (the diff is saved beside the run)")
 	f.BoolVar(&plan, "plan", false, "print the resolved cells, their measured times and the estimated wall time; run nothing")
 	f.StringVar(&namesrv, "namesrv", "", "drive the broker(s) registered with this name server (host:port) instead of an in-process engine")

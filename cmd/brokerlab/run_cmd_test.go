@@ -69,11 +69,18 @@ matrix:
 	if err := root.Execute(); err == nil {
 		t.Fatal("plot without --out accepted")
 	}
-	// --replay reruns the recorded config.
+	// --replay refuses a binary that is not the recorded revision (a test
+	// binary has no VCS stamp); --at-head reruns the recorded config with
+	// this code and its manifest says so.
+	root = newRoot()
+	root.SetArgs([]string{"run", "--replay", runDir, "--out", out, "--store", t.TempDir(), "--no-plots"})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--at-head") {
+		t.Fatalf("replay by another revision: %v", err)
+	}
 	stdout.Reset()
 	root = newRoot()
 	root.SetOut(&stdout)
-	root.SetArgs([]string{"run", "--replay", runDir, "--out", out, "--store", t.TempDir(), "--no-plots"})
+	root.SetArgs([]string{"run", "--replay", runDir, "--at-head", "--out", out, "--store", t.TempDir(), "--no-plots"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +89,9 @@ matrix:
 	b, _ := os.ReadFile(filepath.Join(replayDir, "manifest.json"))
 	if cfgOf(t, a) != cfgOf(t, b) {
 		t.Fatalf("replayed config differs:\n%s\n%s", cfgOf(t, a), cfgOf(t, b))
+	}
+	if !strings.Contains(string(b), "replay AT HEAD (--at-head)") {
+		t.Fatalf("the replay's manifest does not say it ran other code:\n%s", b)
 	}
 	// A bad experiment file is a clear error, not a panic.
 	bad := filepath.Join(dir, "bad.yaml")

@@ -41,7 +41,8 @@ package commitlog
 // dirty pages are written back as they are in the log.
 //
 // Metrics beside sec/op (the mean) and MB/s: p50-ns, p99-ns, p999-ns of the
-// per-call latency; for every policy that flushes for its callers (all but
+// per-call latency (only from >= minPercentileSamples = 10k calls, so with
+// -benchtime=Nx an N of at least 10000); for every policy that flushes for its callers (all but
 // async) appends/flush (b.N over the flushes of the timed run) and flush-ns
 // (their mean latency); for group-style policies (group, rmqgroup) also
 // limit-ops/s = conc / flush-ns, the physical limit of a loop that flushes
@@ -148,10 +149,17 @@ func runConc(b *testing.B, conc int, newOp func() func() error) {
 	for _, h := range hs {
 		all.Merge(h)
 	}
-	b.ReportMetric(float64(all.ValueAtQuantile(50)), "p50-ns")
-	b.ReportMetric(float64(all.ValueAtQuantile(99)), "p99-ns")
-	b.ReportMetric(float64(all.ValueAtQuantile(99.9)), "p999-ns")
+	if all.TotalCount() >= minPercentileSamples {
+		b.ReportMetric(float64(all.ValueAtQuantile(50)), "p50-ns")
+		b.ReportMetric(float64(all.ValueAtQuantile(99)), "p99-ns")
+		b.ReportMetric(float64(all.ValueAtQuantile(99.9)), "p999-ns")
+	}
 }
+
+// minPercentileSamples is the least number of timed calls a row reports
+// percentiles from: a p99.9 from 300 samples is its third-largest value.
+// Rows with fewer report none (benchratio then pairs none for that count).
+const minPercentileSamples = 10000
 
 // flushMeter accumulates the flush events of one timed run
 // (flush.Config.OnFlush, or the raw baseline's own flushes).

@@ -25,17 +25,29 @@ func (q Quantity) String() string {
 	return fmt.Sprintf("%s %s", q.Bench, q.Unit)
 }
 
-// values returns q's per-count values (nil when absent).
-func (q Quantity) values(s *Samples) []float64 {
-	xs := s.Get(q.Bench, q.Unit)
-	if !q.Rate || xs == nil {
-		return xs
+// values returns q's value at each count index of its row, with ok false
+// where that line lacks the unit.
+func (q Quantity) values(s *Samples) ([]float64, []bool) {
+	xs, ok := s.byCount(q.Bench, q.Unit)
+	if q.Rate {
+		for i, x := range xs {
+			if ok[i] {
+				xs[i] = 1e9 / x
+			}
+		}
 	}
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = 1e9 / x
+	return xs, ok
+}
+
+// present counts the true entries.
+func present(ok []bool) int {
+	n := 0
+	for _, b := range ok {
+		if b {
+			n++
+		}
 	}
-	return out
+	return n
 }
 
 // Goal is what a ratio must reach: at least Min (when Min > 0) and at most
@@ -74,9 +86,9 @@ type Spec struct {
 	Goal   Goal     `json:"goal"`
 }
 
-// Ratio is a computed Spec. Values are the per-count ratios (the i-th
-// numerator sample over the i-th denominator sample, as many as both
-// have); Median, Min and Max summarize them. Missing, when set, says why
+// Ratio is a computed Spec. Values are the per-count ratios (line i of
+// the numerator's row over line i of the denominator's, where both report
+// the unit); Median, Min and Max summarize them. Missing, when set, says why
 // nothing was computed.
 type Ratio struct {
 	Spec
@@ -104,18 +116,20 @@ func (r Ratio) Verdict() string {
 // Compute evaluates spec over s.
 func Compute(s *Samples, spec Spec) Ratio {
 	r := Ratio{Spec: spec}
-	num, den := spec.Num.values(s), spec.Den.values(s)
+	num, numOK := spec.Num.values(s)
+	den, denOK := spec.Den.values(s)
 	switch {
-	case len(num) == 0:
+	case present(numOK) == 0:
 		r.Missing = "no samples of " + spec.Num.Bench + " " + spec.Num.Unit
 		return r
-	case len(den) == 0:
+	case present(denOK) == 0:
 		r.Missing = "no samples of " + spec.Den.Bench + " " + spec.Den.Unit
 		return r
 	}
+	// Paired by count index: line i of each row.
 	n := min(len(num), len(den))
 	for i := 0; i < n; i++ {
-		if den[i] == 0 || math.IsInf(num[i], 0) || math.IsInf(den[i], 0) {
+		if !numOK[i] || !denOK[i] || den[i] == 0 || math.IsInf(num[i], 0) || math.IsInf(den[i], 0) {
 			continue
 		}
 		r.Values = append(r.Values, num[i]/den[i])

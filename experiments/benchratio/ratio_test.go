@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -270,5 +271,38 @@ func TestFioFilesCeiling(t *testing.T) {
 	files := p3[1]
 	if !strings.Contains(files.Label, "fresh 67108864-byte files") || !near(files.Median, 245/round3(run.BWBytes/1e6)) {
 		t.Fatalf("files ratio %+v (fio %.3f MB/s)", files, run.BWBytes/1e6)
+	}
+}
+
+// Samples pair by row name and count index: a row whose line in one count
+// lacks the unit (a percentile omitted for too few samples) or a row that
+// ran fewer counts never shifts another row's pairs, whatever the order of
+// the lines in the file.
+func TestPairsByRowAndCountIndex(t *testing.T) {
+	const in = `BenchmarkA/x=1 100 100 ns/op 5 p99-ns
+BenchmarkB/x=1 100 200 ns/op
+BenchmarkA/x=1 100 300 ns/op
+BenchmarkC/x=1 100 7 ns/op
+BenchmarkB/x=1 100 600 ns/op 8 p99-ns
+BenchmarkA/x=1 100 500 ns/op 6 p99-ns
+BenchmarkB/x=1 100 1500 ns/op 9 p99-ns
+`
+	s := NewSamples()
+	if err := s.Read(strings.NewReader(in), "in.txt"); err != nil {
+		t.Fatal(err)
+	}
+	r := Compute(s, Spec{Num: Quantity{Bench: "A/x=1", Unit: "ns/op"}, Den: Quantity{Bench: "B/x=1", Unit: "ns/op"}})
+	if want := []float64{0.5, 0.5, 1.0 / 3}; !slices.Equal(r.Values, want) {
+		t.Fatalf("ns/op ratios %v, want %v (count i of A over count i of B)", r.Values, want)
+	}
+	// p99: count 0 has no B value, count 1 no A value: only count 2 pairs.
+	r = Compute(s, Spec{Num: Quantity{Bench: "A/x=1", Unit: "p99-ns"}, Den: Quantity{Bench: "B/x=1", Unit: "p99-ns"}})
+	if want := []float64{6.0 / 9}; !slices.Equal(r.Values, want) {
+		t.Fatalf("p99 ratios %v, want %v", r.Values, want)
+	}
+	// A row with one count pairs with the other's first count only.
+	r = Compute(s, Spec{Num: Quantity{Bench: "C/x=1", Unit: "ns/op"}, Den: Quantity{Bench: "A/x=1", Unit: "ns/op"}})
+	if want := []float64{0.07}; !slices.Equal(r.Values, want) {
+		t.Fatalf("C/A ratios %v, want %v", r.Values, want)
 	}
 }

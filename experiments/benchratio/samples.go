@@ -11,9 +11,12 @@
 // plus, for P3, fio's JSON reports converted to the same format by
 // WriteFioBench (benchmark FioWrite/direct=1/bs=65536/ioengine=libaio/
 // iodepth=4). Every benchmark line is a sample; -count N gives N samples of
-// each name. A ratio pairs the i-th sample of its numerator with the i-th
-// sample of its denominator (the runs' order in the files) and reports the
-// median and the min–max of those per-count ratios.
+// each name. A ratio pairs samples by row name and count index: the i-th
+// line of its numerator's row with the i-th line of its denominator's row
+// (each row's own order in the files), and only where both lines report
+// the unit, so a row that is skipped, or a line that omits a unit (a
+// percentile from too few samples), never shifts another row's pairs. It
+// reports the median and the min–max of those per-count ratios.
 package benchratio
 
 import (
@@ -35,12 +38,12 @@ var ErrNoSamples = errors.New("benchratio: no benchmark results")
 // and by unit as written in the file ("ns/op", "MB/s", "limit-ops/s"), in
 // file order.
 type Samples struct {
-	m     map[string]map[string][]float64
-	names []string // in first-seen order
+	m     map[string][]map[string]float64 // name → count index → unit → value
+	names []string                        // in first-seen order
 }
 
 // NewSamples returns an empty set.
-func NewSamples() *Samples { return &Samples{m: map[string]map[string][]float64{}} }
+func NewSamples() *Samples { return &Samples{m: map[string][]map[string]float64{}} }
 
 // ReadFiles reads benchmark files into one set.
 func ReadFiles(paths ...string) (*Samples, error) {
@@ -85,19 +88,18 @@ func (s *Samples) Read(r io.Reader, fileName string) error {
 
 func (s *Samples) add(r *benchfmt.Result) {
 	name := CanonicalName(r.Name)
-	units, ok := s.m[name]
-	if !ok {
-		units = map[string][]float64{}
-		s.m[name] = units
+	if _, ok := s.m[name]; !ok {
 		s.names = append(s.names, name)
 	}
+	units := map[string]float64{}
 	for _, v := range r.Values {
 		unit, x := v.Unit, v.Value
 		if v.OrigUnit != "" { // benchfmt tidies ns/op to sec/op; keep what was written
 			unit, x = v.OrigUnit, v.OrigValue
 		}
-		units[unit] = append(units[unit], x)
+		units[unit] = x
 	}
+	s.m[name] = append(s.m[name], units)
 }
 
 // CanonicalName is n without its -GOMAXPROCS suffix.
@@ -114,8 +116,27 @@ func CanonicalName(n benchfmt.Name) string {
 	return b.String()
 }
 
-// Get returns the samples of name in unit (nil if absent).
-func (s *Samples) Get(name, unit string) []float64 { return s.m[name][unit] }
+// Get returns the samples of name in unit (nil if absent), in count order,
+// leaving out the lines without the unit.
+func (s *Samples) Get(name, unit string) []float64 {
+	var out []float64
+	for _, c := range s.m[name] {
+		if v, ok := c[unit]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// byCount returns name's value in unit at each count index, ok false where
+// that line has no such unit.
+func (s *Samples) byCount(name, unit string) (vs []float64, ok []bool) {
+	for _, c := range s.m[name] {
+		v, has := c[unit]
+		vs, ok = append(vs, v), append(ok, has)
+	}
+	return vs, ok
+}
 
 // Names returns the benchmark names in first-seen order.
 func (s *Samples) Names() []string { return s.names }

@@ -20,6 +20,10 @@ const (
 	UnitP50     = "p50-ns"
 	UnitP99     = "p99-ns"
 	UnitP999    = "p999-ns"
+	// The measured sends: attempted = acked + failed.
+	UnitAttempted = "sends-attempted"
+	UnitAcked     = "sends-acked"
+	UnitFailed    = "sends-failed"
 )
 
 // DefaultOp is the benchmark base name used when Cell.Op is empty.
@@ -162,6 +166,11 @@ func benchValues(c *Cell) (string, bool) {
 	if c.MsgPerSec > 0 {
 		add(c.MsgPerSec, UnitOpsPerS)
 	}
+	if c.Attempted > 0 {
+		add(float64(c.Attempted), UnitAttempted)
+		add(float64(c.Acked), UnitAcked)
+		add(float64(c.Failed), UnitFailed)
+	}
 	if q, ok := c.Quantiles[c.PrimaryMetric()]; ok && q.Count > 0 {
 		add(q.P50, UnitP50)
 		add(q.P99, UnitP99)
@@ -257,6 +266,12 @@ func cellFromResult(rec *benchfmt.Result, config map[string]string) (Cell, bool)
 			q.P99, haveQ = val, true
 		case UnitP999:
 			q.P999, haveQ = val, true
+		case UnitAttempted:
+			c.Attempted = int64(val)
+		case UnitAcked:
+			c.Acked = int64(val)
+		case UnitFailed:
+			c.Failed = int64(val)
 		default:
 			if c.Extra == nil {
 				c.Extra = map[string]float64{}

@@ -59,6 +59,21 @@ type Cell struct {
 	MsgPerSec float64       `json:"msg_per_sec"`
 	MBPerSec  float64       `json:"mb_per_sec"` // decimal MB (1e6 bytes), like Go's MB/s
 
+	// Sends of the measured phase: Attempted = Acked + Failed, and Failed
+	// by code (FLUSH_DISK_TIMEOUT, SYSTEM_BUSY, TIMEOUT, OTHER, …). Ops and
+	// the throughput count the acknowledged sends only; the latency
+	// quantiles include the failed ones (Quantiles.Failed).
+	Attempted    int64            `json:"sends_attempted"`
+	Acked        int64            `json:"sends_acked"`
+	Failed       int64            `json:"sends_failed"`
+	FailedByCode map[string]int64 `json:"sends_failed_by_code,omitempty"`
+	// OfferedRate is an open-loop cell's offered rate (msg/s; 0 in closed
+	// loop). Saturated marks an open-loop cell whose acknowledged rate was
+	// below SaturationShare of it: its latency grows with the run's length
+	// and no latency ratio is taken over it.
+	OfferedRate float64 `json:"offered_rate,omitempty"`
+	Saturated   bool    `json:"saturated,omitempty"`
+
 	// ServerCPUSeconds is the CPU time (user + system) the server process
 	// spent in the measured window (warm-up excluded), from utime + stime
 	// of /proc/<pid>/stat at the window's start and end; measured only when
@@ -98,6 +113,20 @@ type Quantiles struct {
 	Max   float64 `json:"max_ns"`
 	Mean  float64 `json:"mean_ns"`
 	Count int64   `json:"count"`
+	// Failed is how many of Count are failed sends, entered at their
+	// elapsed time or the send timeout, whichever is longer (never dropped).
+	Failed int64 `json:"failed,omitempty"`
+}
+
+// SaturationShare is the least share of its offered rate an open-loop cell
+// must acknowledge not to be saturated.
+const SaturationShare = 0.95
+
+// MarkSaturation sets OfferedRate and Saturated for an open-loop cell
+// offered rate msg/s.
+func (c *Cell) MarkSaturation(rate float64) {
+	c.OfferedRate = rate
+	c.Saturated = rate > 0 && c.MsgPerSec < SaturationShare*rate
 }
 
 // SpectrumPoint is one row of a percentile distribution: ValueNs is the

@@ -96,14 +96,11 @@ func (co collector) collect(storeDir string, cfg any, seed int64) Manifest {
 	return m
 }
 
+// gitInfo identifies the code that ran: the binary's own VCS stamp
+// (vcs.revision, vcs.modified) first, since the working directory may be
+// another tree or another commit; git in the working directory only for a
+// binary without one (go run, go test), and then Source says so.
 func (co collector) gitInfo(bi *debug.BuildInfo, haveBI bool) GitInfo {
-	if out, err := co.git("rev-parse", "HEAD"); err == nil && strings.TrimSpace(out) != "" {
-		g := GitInfo{SHA: strings.TrimSpace(out), Source: "git"}
-		if st, err := co.git("status", "--porcelain"); err == nil {
-			g.Dirty = strings.TrimSpace(st) != ""
-		}
-		return g
-	}
 	if haveBI {
 		g := GitInfo{Source: "buildinfo"}
 		for _, s := range bi.Settings {
@@ -117,6 +114,13 @@ func (co collector) gitInfo(bi *debug.BuildInfo, haveBI bool) GitInfo {
 		if g.SHA != "" {
 			return g
 		}
+	}
+	if out, err := co.git("rev-parse", "HEAD"); err == nil && strings.TrimSpace(out) != "" {
+		g := GitInfo{SHA: strings.TrimSpace(out), Source: "git"}
+		if st, err := co.git("status", "--porcelain"); err == nil {
+			g.Dirty = strings.TrimSpace(st) != ""
+		}
+		return g
 	}
 	return GitInfo{SHA: Unknown, Source: Unknown}
 }

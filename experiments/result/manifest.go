@@ -49,9 +49,9 @@ type Manifest struct {
 	Warnings []string `json:"warnings,omitempty"` // e.g. store on tmpfs
 }
 
-// GitInfo identifies the source tree. Source says where SHA came from:
-// "git" (git rev-parse in the working directory), "buildinfo" (the binary's
-// VCS stamp) or Unknown.
+// GitInfo identifies the code that ran. Source says where SHA came from:
+// "buildinfo" (the binary's VCS stamp, preferred), "git" (git rev-parse in
+// the working directory, for a binary without a stamp) or Unknown.
 type GitInfo struct {
 	SHA    string `json:"sha"`
 	Dirty  bool   `json:"dirty"`

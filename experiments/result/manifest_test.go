@@ -203,8 +203,9 @@ func TestCollectGitFallsBackToBuildInfo(t *testing.T) {
 	}
 }
 
-// The binary's own VCS stamp is recorded even when git answers for the
-// working directory, and is Unknown without one.
+// The binary's own VCS stamp is the run's commit even when git answers for
+// the working directory (another tree, or another commit); git answers only
+// for a binary without a stamp.
 func TestCollectRecordsBuildInfo(t *testing.T) {
 	empty := t.TempDir()
 	co := collector{
@@ -222,12 +223,16 @@ func TestCollectRecordsBuildInfo(t *testing.T) {
 		hostname: os.Hostname, now: time.Now,
 	}
 	m := co.collect(empty, nil, 0)
-	if m.Git.SHA != "abc" || m.Build != (BuildInfo{Revision: "0123", Time: "2026-01-02T03:04:05Z", VCS: "git"}) {
+	if m.Git != (GitInfo{SHA: "0123", Source: "buildinfo"}) || m.Build != (BuildInfo{Revision: "0123", Time: "2026-01-02T03:04:05Z", VCS: "git"}) {
 		t.Fatalf("git %+v build %+v", m.Git, m.Build)
 	}
 	co.buildInfo = func() (*debug.BuildInfo, bool) { return nil, false }
-	if b := co.collect(empty, nil, 0).Build; b.Revision != Unknown || b.Modified {
+	m = co.collect(empty, nil, 0)
+	if b := m.Build; b.Revision != Unknown || b.Modified {
 		t.Fatalf("no build info: %+v", b)
+	}
+	if m.Git != (GitInfo{SHA: "abc", Source: "git"}) {
+		t.Fatalf("no build info: git %+v", m.Git)
 	}
 }
 

@@ -17,6 +17,9 @@ type ClosedLoopConfig struct {
 	ThinkTime time.Duration // pause after each ack (0)
 	Count     int64         // messages to send after warm-up; 0: bounded by the run's window
 	MaxErrors int64         // abort with ErrTooManyErrors past this many send errors; 0: never
+	// SendTimeout is the least a failed send counts for in the latency
+	// record (0: DefaultSendTimeout).
+	SendTimeout time.Duration
 	// CorrectedInterval > 0 also records "service_corrected" with
 	// hdrhistogram's RecordCorrectedValue(v, CorrectedInterval): the after-the-
 	// fact coordinated-omission correction, for comparison with an open loop.
@@ -81,7 +84,7 @@ func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
 				}
 				r := rec.In(hist.PhaseOf(actual, env.MeasureFrom))
 				Stamp(m.Body, actual, 0)
-				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit)
+				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit, p.cfg.SendTimeout)
 				if stop {
 					return
 				}

@@ -179,10 +179,15 @@ func (l *errLimit) result() error {
 }
 
 // sendAccounted sends m (stamped at actual) and accounts for it in st and
-// r: an error is counted (and checked against the error limit), an
-// acknowledgement counted and its service time recorded. stop reports that
+// r: an error is counted (and checked against the error limit) and its
+// latency recorded as failed, an acknowledgement counted and its service
+// time recorded. stop reports that
 // ctx ended during the send.
-func sendAccounted(ctx context.Context, drv workloads.Driver, m *workloads.Message, actual time.Time, st *ProducerStats, r *hist.Recorder, limit *errLimit) (ack time.Time, acked, stop bool) {
+//
+// A failed send is never dropped: it is counted by code and enters the
+// latency record under MetricServiceFailed at max(elapsed, timeout) (see
+// failure.go); the caller records its own failed metrics likewise.
+func sendAccounted(ctx context.Context, drv workloads.Driver, m *workloads.Message, actual time.Time, st *ProducerStats, r *hist.Recorder, limit *errLimit, timeout time.Duration) (ack time.Time, acked, stop bool) {
 	st.Issued++
 	err := drv.Send(ctx, m)
 	ack = time.Now()
@@ -192,6 +197,8 @@ func sendAccounted(ctx context.Context, drv workloads.Driver, m *workloads.Messa
 		}
 		st.Errors++
 		r.Add(CounterSendErrors, 1)
+		r.Add(CounterSendFailedPrefix+FailureCode(err), 1)
+		r.Record(MetricServiceFailed, failedLatency(ack.Sub(actual), timeout))
 		limit.hit()
 		return ack, false, false
 	}

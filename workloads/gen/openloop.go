@@ -17,7 +17,10 @@ type OpenLoopConfig struct {
 	Workers   int     // goroutines sharing the schedule (64)
 	Count     int64   // messages to send after warm-up; 0: bounded by the run's window
 	MaxErrors int64   // abort with ErrTooManyErrors past this many send errors; 0: never
-	Message   MessageConfig
+	// SendTimeout is the least a failed send counts for in the latency
+	// record (0: DefaultSendTimeout).
+	SendTimeout time.Duration
+	Message     MessageConfig
 }
 
 // DefaultOpenLoopConfig is 1,000 msg/s uniform over 64 workers.
@@ -120,11 +123,12 @@ func (p *OpenLoop) Run(ctx context.Context, env Env) error {
 				delay := max(actual.Sub(intended), 0)
 				r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
 				stampIntended(m.Body, intended, delay)
-				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit)
+				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit, p.cfg.SendTimeout)
 				if stop {
 					return
 				}
 				if !acked {
+					r.Record(MetricResponseFailed, failedLatency(ack.Sub(intended), p.cfg.SendTimeout))
 					continue
 				}
 				r.Record(MetricResponse, ack.Sub(intended))
