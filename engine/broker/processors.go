@@ -50,10 +50,10 @@ func (b *Broker) registerProcessors() {
 	b.meta.Register(table)    // offsets and queue locks
 
 	// Feature processors, each registered from its own file.
-	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config
-	b.registerTimer() // timer.go: lite pull and timer messages
-	b.registerTxn()   // txn.go: transactions
-	b.registerReply() // reply.go: request-reply and client config checks
+	b.registerOps()      // ops.go: runtime info, stats, connections, subscription groups, broker config
+	b.registerLitePull() // delay.go: lite pull
+	b.registerTxn()      // txn.go: transactions
+	b.registerReply()    // reply.go: request-reply and client config checks
 }
 
 // RequestCodes lists the request codes the broker serves (every code

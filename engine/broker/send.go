@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -60,7 +61,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	}
 	op.uniq = b.addSendProperties(m)
 	b.applyDelay(m)
-	if resp := b.applyTimer(m); resp != nil {
+	if resp := b.delay.DivertTimer(m); resp != nil {
 		return resp
 	}
 	if resp := b.applyTransaction(m); resp != nil {
@@ -159,7 +160,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 		if resp := b.checkBatchItem(m); resp != nil {
 			return resp
 		}
-		if resp := refuseTimerInBatch(m); resp != nil {
+		if resp := delay.RefuseTimerInBatch(m); resp != nil {
 			return resp
 		}
 		if resp := refuseTxnInBatch(m); resp != nil {

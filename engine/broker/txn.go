@@ -357,7 +357,7 @@ func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *r
 	}
 	if h.commitOrRollback == record.TransactionCommit {
 		m := b.committedMessage(&rec)
-		if resp := b.applyTimer(m); resp != nil {
+		if resp := b.delay.DivertTimer(m); resp != nil {
 			b.txn.unclaim(rec.QueueOffset, origin)
 			return resp, nil
 		}
