@@ -14,6 +14,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -56,7 +57,7 @@ type Broker struct {
 	ha        haState       // replication (ha.go)
 	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
 	ops       opsState      // subscription groups, live config (ops.go)
-	txn       txnState      // transactional messages' check service (txn.go)
+	txn       *txn.Service  // transactional messages (txn.go, engine/broker/txn)
 	replies   replyState    // request-reply requesters (reply.go)
 
 	ready    atomic.Bool // processors serve only while set
@@ -118,6 +119,7 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 		NotifyEnabled:   b.notifyEnabled,
 		Logger:          log,
 	})
+	b.txn = b.newTxn()
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
 	b.registerProcessors()
 	b.server.OnConnClose(b.clients.OnConnClose)
@@ -171,7 +173,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.fastFailureLoop)
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
-	b.goLoop(b.txnCheckLoop)
+	b.goLoop(b.txn.CheckLoop)
 	b.goLoop(b.runtimeSampleLoop)
 	b.goLoop(b.offsetPersistLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)

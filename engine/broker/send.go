@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/brokerlab/brokerlab/engine/broker/delay"
+	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -64,7 +65,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp := b.delay.DivertTimer(m); resp != nil {
 		return resp
 	}
-	if resp := b.applyTransaction(m); resp != nil {
+	if resp := b.txn.DivertHalf(m); resp != nil {
 		return resp
 	}
 	op.topic, op.bodyLen, op.queueID = h.Topic, len(m.Body), queueID
@@ -163,7 +164,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 		if resp := delay.RefuseTimerInBatch(m); resp != nil {
 			return resp
 		}
-		if resp := refuseTxnInBatch(m); resp != nil {
+		if resp := txn.RefuseTxnInBatch(m); resp != nil {
 			return resp
 		}
 		msgs[i] = m
