@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
+	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -49,14 +51,13 @@ type Broker struct {
 	sendQ     *sendQueue
 	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
 	waiters   chan *sendOp  // idle waiter goroutines take handed-on sends (sendop.go)
-	sched     *scheduler
+	delay     *delay.Service
 	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
-	timer     *timerService // timer_service.go
 	flow      flowCounters  // flow-control refusals (metrics.go)
 	ha        haState       // replication (ha.go)
 	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
 	ops       opsState      // subscription groups, live config (ops.go)
-	txn       txnState      // transactional messages' check service (txn.go)
+	txn       *txn.Service  // transactional messages (txn.go, engine/broker/txn)
 	replies   replyState    // request-reply requesters (reply.go)
 
 	ready    atomic.Bool // processors serve only while set
@@ -118,6 +119,7 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 		NotifyEnabled:   b.notifyEnabled,
 		Logger:          log,
 	})
+	b.txn = b.newTxn()
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
 	b.registerProcessors()
 	b.server.OnConnClose(b.clients.OnConnClose)
@@ -162,8 +164,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		_ = store.Close()
 		return err
 	}
-	b.sched = newScheduler(b)
-	b.timer = newTimerService(b)
+	b.delay = b.newDelay()
 	store.SetArrivingListener(b.arriving)
 
 	for range b.cfg.SendWorkers {
@@ -172,14 +173,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.fastFailureLoop)
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
-	b.goLoop(b.txnCheckLoop)
+	b.goLoop(b.txn.CheckLoop)
 	b.goLoop(b.runtimeSampleLoop)
 	b.goLoop(b.offsetPersistLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
-		b.sched.start()
-		if b.cfg.TimerEnable {
-			b.timer.start()
-		}
+		b.delay.Start()
 	}
 	b.ready.Store(true)
 
@@ -232,8 +230,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.holds.closeAll()
 	b.sendQ.close()
 	close(b.stop)
-	b.sched.stop()
-	b.timer.stop()
+	b.delay.Stop()
 	b.wg.Wait()
 	b.clients.Wait()
 	b.cancel()
@@ -307,8 +304,8 @@ func (b *Broker) createSystemTopics() error {
 			return fmt.Errorf("broker: create %s: %w", t, err)
 		}
 	}
-	if cur, ok := b.topics.Get(protocol.TimerTopic); !ok || cur.ReadQueueNums < timerQueueNums {
-		if _, err := b.topics.Put(protocol.NewTopicConfig(protocol.TimerTopic, timerQueueNums)); err != nil {
+	if cur, ok := b.topics.Get(protocol.TimerTopic); !ok || cur.ReadQueueNums < delay.TimerQueueNums {
+		if _, err := b.topics.Put(protocol.NewTopicConfig(protocol.TimerTopic, delay.TimerQueueNums)); err != nil {
 			return fmt.Errorf("broker: create %s: %w", protocol.TimerTopic, err)
 		}
 	}
@@ -325,14 +322,7 @@ func (b *Broker) createSystemTopics() error {
 // arriving is the store's arriving listener: it wakes held pulls and the
 // delay scheduler.
 func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
-	if topic == protocol.ScheduleTopic {
-		b.sched.wake(queueID)
-		return
-	}
-	if topic == protocol.TimerTopic {
-		if queueID == timerMessageQueue {
-			b.timer.notify()
-		}
+	if b.delay.Wake(topic, queueID) {
 		return
 	}
 	b.holds.notify(topic, queueID, nextOffset)

@@ -92,7 +92,7 @@ type Config struct {
 	ScheduleCheckInterval time.Duration
 
 	// Timer messages (RocketMQ 5's TIMER_DELIVER_MS / TIMER_DELAY_SEC /
-	// TIMER_DELAY_MS; timer_service.go). TimerEnable is timerWheelEnable
+	// TIMER_DELAY_MS; engine/broker/delay). TimerEnable is timerWheelEnable
 	// (off: such messages are refused with SYSTEM_ERROR); TimerPrecision is
 	// timerPrecisionMs, the slot a due time is rounded up to (a message is
 	// delivered no earlier than due and at most one precision later);

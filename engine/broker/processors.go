@@ -6,6 +6,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
@@ -43,17 +44,18 @@ func (b *Broker) registerProcessors() {
 	// The services register their codes on the same table, behind the
 	// same gate.
 	table := processorTable{b: b, executors: map[string]*remoting.Executor{
-		meta.ClientManageExecutor: clientManage,
-		clients.HeartbeatExecutor: heartbeat,
+		meta.ClientManageExecutor:  clientManage,
+		clients.HeartbeatExecutor:  heartbeat,
+		txn.EndTransactionExecutor: b.endTransactionExecutor(),
 	}}
 	b.clients.Register(table) // heartbeats, client list
 	b.meta.Register(table)    // offsets and queue locks
+	b.txn.Register(table)     // END_TRANSACTION
 
 	// Feature processors, each registered from its own file.
-	b.registerOps()   // ops.go: runtime info, stats, connections, subscription groups, broker config
-	b.registerTimer() // timer.go: lite pull and timer messages
-	b.registerTxn()   // txn.go: transactions
-	b.registerReply() // reply.go: request-reply and client config checks
+	b.registerOps()      // ops.go: runtime info, stats, connections, subscription groups, broker config
+	b.registerLitePull() // delay.go: lite pull
+	b.registerReply()    // reply.go: request-reply and client config checks
 }
 
 // RequestCodes lists the request codes the broker serves (every code

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/brokerlab/brokerlab/engine/broker/delay"
+	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -60,10 +62,10 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	}
 	op.uniq = b.addSendProperties(m)
 	b.applyDelay(m)
-	if resp := b.applyTimer(m); resp != nil {
+	if resp := b.delay.DivertTimer(m); resp != nil {
 		return resp
 	}
-	if resp := b.applyTransaction(m); resp != nil {
+	if resp := b.txn.DivertHalf(m); resp != nil {
 		return resp
 	}
 	op.topic, op.bodyLen, op.queueID = h.Topic, len(m.Body), queueID
@@ -159,10 +161,10 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 		if resp := b.checkBatchItem(m); resp != nil {
 			return resp
 		}
-		if resp := refuseTimerInBatch(m); resp != nil {
+		if resp := delay.RefuseTimerInBatch(m); resp != nil {
 			return resp
 		}
-		if resp := refuseTxnInBatch(m); resp != nil {
+		if resp := txn.RefuseTxnInBatch(m); resp != nil {
 			return resp
 		}
 		msgs[i] = m

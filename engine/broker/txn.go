@@ -1,504 +1,157 @@
 package broker
 
-// Transactional messages, as RocketMQ's TransactionalMessageBridge,
-// TransactionalMessageServiceImpl, EndTransactionProcessor and
-// TransactionalMessageCheckService do them.
-//
-// A producer sends a half (prepared) message: TRAN_MSG=true, the SYSFLAG's
-// transaction bits PREPARED. It is stored in RMQ_SYS_TRANS_HALF_TOPIC
-// queue 0 with its destination in REAL_TOPIC/REAL_QID, its UNIQ_KEY copied
-// to __transactionId__ and the transaction bits cleared (so the half
-// topic's consume queue indexes it); consumers of the real topic never see
-// it. END_TRANSACTION (37) commits it — the half is read back by its
-// commit-log offset and stored in its real topic with the transaction bits
-// COMMIT and PreparedTransactionOffset set to the half's commit-log offset —
-// or rolls it back; either way an op record marks the half resolved.
-//
-// On-disk state, all in the message store:
-//
-//   - RMQ_SYS_TRANS_HALF_TOPIC queue 0: half messages, and the copies the
-//     check service re-puts (TRANSACTION_CHECK_TIMES counts the checks;
-//     TRAN_PREPARED_QUEUE_OFFSET names the first half's queue offset).
-//   - RMQ_SYS_TRANS_OP_HALF_TOPIC queue 0: op records, tag "d", body the
-//     decimal queue offsets of the halves they resolve, separated by ","
-//     (one offset, as RocketMQ 4.x writes them; a re-put copy also names
-//     its first half's offset). RocketMQ 5's batched "o1,o2," parses too.
-//   - Consumer offsets of group CID_RMQ_SYS_TRANS on both topics (the
-//     check service's progress, as Java keeps it): every half below the
-//     half offset is resolved, re-put for a check, or discarded; every op
-//     record below the op offset names only halves below the half offset.
-//     Halves above it survive a restart and are checked again; resolved
-//     ones are not.
-//
-// The check service scans every TransactionCheckInterval: a half older
-// than TransactionTimeout without an op record is re-put as a copy with
-// TRANSACTION_CHECK_TIMES bumped, and CHECK_TRANSACTION_STATE (39) goes
-// oneway to a live connection of its producer group (PGROUP) with the copy
-// encoded as the body; the producer answers with a oneway END_TRANSACTION
-// naming the copy. A half checked TransactionCheckMax times is discarded to
-// TRANS_CHECK_MAX_TIME_TOPIC. Only a master checks.
-//
-// Concurrency: END_TRANSACTION handlers run on their own executor; the
-// check service is one goroutine. They share txnState.resolved under its
-// mutex: claiming a half there before committing it makes a repeated
-// END_TRANSACTION — or the answer to a check racing a late commit of the
-// same transaction — store the message once (best effort across restarts:
-// the set is rebuilt from the op records the scan reads).
-
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // Transaction group and properties (MixAll, MessageConst,
-// TransactionalMessageUtil); the topics are protocol.TransHalfTopic and friends.
+// TransactionalMessageUtil), defined by engine/broker/txn.
 const (
-	// TransGroup is the consumer group under which the check service's
-	// progress through the half and op queues is stored.
-	TransGroup = "CID_RMQ_SYS_TRANS"
-
-	PropertyTransactionPreparedQueueOffset = "TRAN_PREPARED_QUEUE_OFFSET"
-	PropertyTransactionCheckTimes          = "TRANSACTION_CHECK_TIMES"
-	PropertyTransactionID                  = "__transactionId__"
-	// PropertyCheckImmunityTime is a message's own first-check delay in
-	// seconds (RocketMQ 5): no check before it, and an END_TRANSACTION
-	// not answering a check after it is refused.
-	PropertyCheckImmunityTime = "CHECK_IMMUNITY_TIME_IN_SECONDS"
-
-	txnRemoveTag = "d"
-	// txnScanLimit bounds one scan (MAX_PROCESS_TIME_LIMIT).
-	txnScanLimit = 60 * time.Second
-	// txnResolvedKeep bounds the resolved offsets kept below the half
-	// offset (for copies' TRAN_PREPARED_QUEUE_OFFSET and repeated ends).
-	txnResolvedKeep = 1 << 16
+	TransGroup                             = txn.TransGroup
+	PropertyTransactionPreparedQueueOffset = txn.PropertyTransactionPreparedQueueOffset
+	PropertyTransactionCheckTimes          = txn.PropertyTransactionCheckTimes
+	PropertyTransactionID                  = txn.PropertyTransactionID
+	PropertyCheckImmunityTime              = txn.PropertyCheckImmunityTime
 )
 
-// txnState is the broker's transaction bookkeeping shared by END_TRANSACTION
-// and the check service. The zero value is ready.
-type txnState struct {
-	mu sync.Mutex
-	// resolved holds half queue offsets being ended (false: an
-	// END_TRANSACTION is storing the message) or ended (true: committed or
-	// rolled back).
-	resolved map[int64]bool
-	seq      atomic.Uint32 // round robin over a producer group's connections
-	topics   atomic.Bool   // half and op topics created
+// ErrTxnOpNotStored reports an op record the store did not take (the half
+// is then checked again after a restart).
+var ErrTxnOpNotStored = txn.ErrOpNotStored
 
-	// The check knobs, set from Config by registerTxn and changed at run
-	// time by UPDATE_BROKER_CONFIG (nanoseconds; a count).
-	interval, timeout, checkMax atomic.Int64
-	kick                        chan struct{} // a new interval: restart the wait
+// newTxn builds the transaction service (END_TRANSACTION and the check
+// service) on the broker's store, topics, client table and send path.
+func (b *Broker) newTxn() *txn.Service {
+	c := b.cfg
+	return txn.New(txn.Deps{
+		Config: txn.Config{Slave: c.Role == Slave, BrokerName: c.BrokerName,
+			CheckInterval: c.TransactionCheckInterval, Timeout: c.TransactionTimeout, CheckMax: c.TransactionCheckMax},
+		Store:   txnStore{b},
+		Offsets: txnOffsets{b},
+		CreateTopic: func(tc protocol.TopicConfig) error {
+			_, _, _, err := b.topics.CreateIfAbsent(tc)
+			return err
+		},
+		StoreCommitted: b.storeCommitted,
+		ProducerConn:   b.clients.ProducerConn,
+		StoreHost:      func() netip.AddrPort { return b.storeHost },
+		Context:        b.ctx,
+		Stop:           b.stop,
+		Logger:         b.log,
+	})
 }
 
-func (s *txnState) checkInterval() time.Duration { return time.Duration(s.interval.Load()) }
-func (s *txnState) checkTimeout() time.Duration  { return time.Duration(s.timeout.Load()) }
-func (s *txnState) maxChecks() int               { return int(s.checkMax.Load()) }
+// storeCommitted stores a committed half in its real topic: a DELAY level
+// applies from here on, as Java's put hooks do, and so does a timer.
+func (b *Broker) storeCommitted(ctx context.Context, m *record.Message) *remoting.Command {
+	b.applyDelay(m)
+	if resp := b.delay.DivertTimer(m); resp != nil {
+		return resp
+	}
+	res, err := b.store.Put(ctx, m)
+	if !res.Status.Stored() {
+		return putResponse(res, err)
+	}
+	return nil
+}
+
+// endTransactionExecutor is END_TRANSACTION's executor
+// (endTransactionThreadPoolNums).
+func (b *Broker) endTransactionExecutor() *remoting.Executor {
+	cpus := runtime.NumCPU()
+	return b.server.NewExecutor("end-transaction", remoting.ExecutorConfig{Workers: 8 + 2*cpus, QueueSize: 100000})
+}
+
+// txnStore is the broker's store as engine/broker/txn reads and writes it
+// (b.store is set by Start).
+type txnStore struct{ b *Broker }
+
+func (t txnStore) Read(group, topic string, queueID int32, offset int64, n int) txn.ReadResult {
+	res := t.b.store.Get(group, topic, queueID, offset, n, nil)
+	out := txn.ReadResult{Buffer: res.Buffer, NextBeginOffset: res.NextBeginOffset}
+	switch res.Status {
+	case GetFound:
+		out.Status = txn.ReadFound
+	case GetOffsetFoundNull:
+		out.Status = txn.ReadOffsetFoundNull
+	case GetOffsetOverflowBadly:
+		out.Status = txn.ReadOffsetOverflowBadly
+	case GetOffsetTooSmall:
+		out.Status = txn.ReadOffsetTooSmall
+	default:
+		out.Status = txn.ReadOther
+	}
+	return out
+}
+
+func (t txnStore) Put(ctx context.Context, m *record.Message) (txn.PutResult, error) {
+	res, err := t.b.store.Put(ctx, m)
+	return txn.PutResult{Stored: res.Status.Stored(), Status: res.Status.String(), QueueOffset: res.QueueOffset,
+		PhysOffsets: res.PhysOffsets, StoreTimestamp: res.StoreTimestamp}, err
+}
+
+func (t txnStore) ReadRecord(physOffset int64) ([]byte, error) {
+	return t.b.store.ReadRecord(physOffset)
+}
+
+func (t txnStore) MinOffset(topic string, queueID int32) int64 {
+	return t.b.store.MinOffset(topic, queueID)
+}
+
+// txnOffsets is the broker's consumer offsets (b.offsets is set by Start).
+type txnOffsets struct{ b *Broker }
+
+func (t txnOffsets) Query(group, topic string, queueID int32) (int64, bool) {
+	return t.b.offsets.Query(group, topic, queueID)
+}
+
+func (t txnOffsets) Commit(group, topic string, queueID int32, offset int64) {
+	t.b.offsets.Commit(group, topic, queueID, offset)
+}
 
 // The check knobs under Java's BrokerConfig names (milliseconds), read by
 // GET_BROKER_CONFIG and changed at once by UPDATE_BROKER_CONFIG: the check
 // service reads them before every scan, as Java's does.
 func init() {
-	msKey := func(f func(b *Broker) *atomic.Int64, min int64) liveConfigKey {
+	msKey := func(get func(b *Broker) time.Duration, set func(b *Broker, d time.Duration), min int64) liveConfigKey {
 		return liveConfigKey{
-			get: func(b *Broker) string { return strconv.FormatInt(time.Duration(f(b).Load()).Milliseconds(), 10) },
+			get: func(b *Broker) string { return strconv.FormatInt(get(b).Milliseconds(), 10) },
 			set: func(b *Broker, v string) error {
 				ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 				if err != nil || ms < min {
 					return fmt.Errorf("not a number of milliseconds ≥ %d: %q", min, v)
 				}
-				f(b).Store(int64(time.Duration(ms) * time.Millisecond))
-				select {
-				case b.txn.kick <- struct{}{}:
-				default:
-				}
+				set(b, time.Duration(ms)*time.Millisecond)
 				return nil
 			},
 		}
 	}
-	liveConfig["transactionCheckInterval"] = msKey(func(b *Broker) *atomic.Int64 { return &b.txn.interval }, 1)
-	liveConfig["transactionTimeOut"] = msKey(func(b *Broker) *atomic.Int64 { return &b.txn.timeout }, 0)
+	liveConfig["transactionCheckInterval"] = msKey((*Broker).txnCheckInterval, (*Broker).setTxnCheckInterval, 1)
+	liveConfig["transactionTimeOut"] = msKey((*Broker).txnCheckTimeout, (*Broker).setTxnCheckTimeout, 0)
 	liveConfig["transactionCheckMax"] = liveConfigKey{
-		get: func(b *Broker) string { return strconv.FormatInt(b.txn.checkMax.Load(), 10) },
+		get: func(b *Broker) string { return strconv.Itoa(b.txn.CheckMax()) },
 		set: func(b *Broker, v string) error {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 			if err != nil || n < 1 {
 				return fmt.Errorf("not a positive count: %q", v)
 			}
-			b.txn.checkMax.Store(n)
+			b.txn.SetCheckMax(int(n))
 			return nil
 		},
 	}
 }
 
-// claim marks the half at offset (and the first half it copies, origin, if
-// ≥ 0) as being ended; false if either already is or was.
-func (s *txnState) claim(offset, origin int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.resolved == nil {
-		s.resolved = make(map[int64]bool)
-	}
-	if _, ok := s.resolved[offset]; ok {
-		return false
-	}
-	if _, ok := s.resolved[origin]; ok && origin >= 0 {
-		return false
-	}
-	s.resolved[offset] = false
-	if origin >= 0 {
-		s.resolved[origin] = false
-	}
-	return true
-}
-
-// unclaim undoes a claim whose commit failed: the half is pending again.
-func (s *txnState) unclaim(offset, origin int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range []int64{offset, origin} {
-		if done, ok := s.resolved[o]; ok && !done {
-			delete(s.resolved, o)
-		}
-	}
-}
-
-// markResolved records halves as ended (a claim that succeeded, or the
-// offsets an op record names).
-func (s *txnState) markResolved(offsets ...int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.resolved == nil {
-		s.resolved = make(map[int64]bool)
-	}
-	for _, o := range offsets {
-		if o >= 0 {
-			s.resolved[o] = true
-		}
-	}
-}
-
-// state reports whether the half at offset, or the half it copies, was
-// ended (done) or is being ended (busy).
-func (s *txnState) state(offset, origin int64) (done, busy bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range []int64{offset, origin} {
-		if d, ok := s.resolved[o]; ok && o >= 0 {
-			done, busy = done || d, busy || !d
-		}
-	}
-	return done, busy && !done
-}
-
-// prune forgets resolved offsets below halfOffset once there are many.
-func (s *txnState) prune(halfOffset int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.resolved) <= txnResolvedKeep {
-		return
-	}
-	below := make([]int64, 0, len(s.resolved))
-	for o := range s.resolved {
-		if o < halfOffset {
-			below = append(below, o)
-		}
-	}
-	slices.Sort(below)
-	for _, o := range below[:max(0, len(below)-txnResolvedKeep/2)] {
-		delete(s.resolved, o)
-	}
-}
-
-// registerTxn registers END_TRANSACTION on its own executor
-// (endTransactionThreadPoolNums).
-func (b *Broker) registerTxn() {
-	b.txn.kick = make(chan struct{}, 1)
-	b.txn.interval.Store(int64(b.cfg.TransactionCheckInterval))
-	b.txn.timeout.Store(int64(b.cfg.TransactionTimeout))
-	b.txn.checkMax.Store(int64(b.cfg.TransactionCheckMax))
-	cpus := runtime.NumCPU()
-	ex := b.server.NewExecutor("end-transaction", remoting.ExecutorConfig{Workers: 8 + 2*cpus, QueueSize: 100000})
-	b.handle(protocol.ReqEndTransaction, b.endTransaction, ex)
-}
-
-// isHalfMessage reports whether a producer's message is a half message:
-// TRAN_MSG=true as Java's SendMessageProcessor decides (except a pre-4.6.1
-// client's retry of one, which has reconsume times and a delay level), or
-// the SYSFLAG's PREPARED bits.
-func isHalfMessage(m *record.Message) bool {
-	if v, ok := record.Property(m.Properties, record.PropertyTransactionPrepared); ok && strings.EqualFold(v, "true") {
-		if _, delayed := record.Property(m.Properties, record.PropertyDelayTimeLevel); m.ReconsumeTimes > 0 && delayed {
-			return false
-		}
-		return true
-	}
-	return record.TransactionType(m.SysFlag) == record.TransactionPrepared
-}
-
-// applyTransaction diverts a half (prepared) message to the half topic
-// (parseHalfMessageInner); nil means "store as is". The send is answered
-// with the half's offset message id and queue offset, which the producer
-// names in END_TRANSACTION.
-func (b *Broker) applyTransaction(m *record.Message) *remoting.Command {
-	if !isHalfMessage(m) {
-		return nil
-	}
-	if resp := b.ensureTxnTopics(); resp != nil {
-		return resp
-	}
-	props := []byte(m.Properties)
-	if uniq, ok := record.Property(m.Properties, record.PropertyUniqKey); ok {
-		props = record.AppendProperty(props, PropertyTransactionID, uniq)
-	}
-	props = record.AppendProperty(props, record.PropertyRealTopic, m.Topic)
-	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
-	m.Properties = string(props)
-	m.SysFlag = m.SysFlag&^record.TransactionMask | record.TransactionNot
-	m.Topic, m.QueueID = protocol.TransHalfTopic, 0
-	return nil
-}
-
-// ensureTxnTopics creates the half and op topics (one queue each), as
-// Java's TopicConfigManager does at start.
-func (b *Broker) ensureTxnTopics() *remoting.Command {
-	if b.txn.topics.Load() {
-		return nil
-	}
-	for _, topic := range []string{protocol.TransHalfTopic, protocol.TransOpHalfTopic} {
-		if _, _, _, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(topic, 1)); err != nil {
-			return responsef(protocol.RespSystemError, "create topic %s: %v", topic, err)
-		}
-	}
-	b.txn.topics.Store(true)
-	return nil
-}
-
-// endTxnHeader is EndTransactionRequestHeader.
-type endTxnHeader struct {
-	producerGroup        string
-	tranStateTableOffset int64
-	commitLogOffset      int64
-	commitOrRollback     int32
-	fromTransactionCheck bool
-	msgID                string
-	transactionID        string
-}
-
-func parseEndTxnHeader(ext remoting.ExtFields) (h endTxnHeader, err error) {
-	if h.producerGroup, err = ext.String("producerGroup"); err != nil {
-		return h, err
-	}
-	if h.tranStateTableOffset, err = ext.Int64("tranStateTableOffset"); err != nil {
-		return h, err
-	}
-	if h.commitLogOffset, err = ext.Int64("commitLogOffset"); err != nil {
-		return h, err
-	}
-	if h.commitOrRollback, err = ext.Int32("commitOrRollback"); err != nil {
-		return h, err
-	}
-	if h.fromTransactionCheck, err = ext.OptBool("fromTransactionCheck", false); err != nil {
-		return h, err
-	}
-	if h.msgID, err = ext.String("msgId"); err != nil {
-		return h, err
-	}
-	h.transactionID = ext.OptString("transactionId", "")
-	switch h.commitOrRollback {
-	case record.TransactionNot, record.TransactionCommit, record.TransactionRollback:
-		return h, nil
-	}
-	return h, remoting.NewBadRequest("commitOrRollback %d is not 0 (unknown), 8 (commit) or 12 (rollback)", h.commitOrRollback)
-}
-
-// endTransaction handles END_TRANSACTION (37), usually sent oneway: commit
-// stores the half in its real topic and writes an op record; rollback
-// writes only the op record; unknown (0) leaves the half to the check
-// service.
-func (b *Broker) endTransaction(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	if b.cfg.Role == Slave {
-		return responsef(protocol.RespSlaveNotAvailable, "Message store is slave mode, so end transaction is forbidden."), nil
-	}
-	h, err := parseEndTxnHeader(req.ExtFields)
-	if err != nil {
-		return nil, err
-	}
-	if h.commitOrRollback == record.TransactionNot {
-		b.log.Debug("end transaction with an unknown state, left to the check", "producerGroup", h.producerGroup,
-			"msgId", h.msgID, "fromCheck", h.fromTransactionCheck, "remote", conn.RemoteAddr().String(), "remark", req.Remark)
-		return remoting.NewResponse(protocol.RespSuccess, "transaction state unknown: the broker will check it"), nil
-	}
-	rec, resp := b.preparedMessage(h)
-	if resp != nil {
-		return resp, nil
-	}
-	if !h.fromTransactionCheck {
-		if imm, ok := immunityTime(&rec, b.txn.checkTimeout(), true); ok && time.Since(time.UnixMilli(rec.BornTimestamp)) > imm {
-			b.log.Warn("end transaction after the check immunity time refused; the check decides", "msgId", h.msgID,
-				"commitLogOffset", h.commitLogOffset)
-			return responsef(protocol.RespIllegalOperation, "the transaction ended after its check immunity time (%v): waiting for the check", imm), nil
-		}
-	}
-	origin := preparedOrigin(&rec)
-	if !b.txn.claim(rec.QueueOffset, origin) {
-		return remoting.NewResponse(protocol.RespSuccess, "the transaction was already ended"), nil
-	}
-	if h.commitOrRollback == record.TransactionCommit {
-		m := b.committedMessage(&rec)
-		if resp := b.applyTimer(m); resp != nil {
-			b.txn.unclaim(rec.QueueOffset, origin)
-			return resp, nil
-		}
-		res, err := b.store.Put(ctx, m)
-		if !res.Status.Stored() {
-			b.txn.unclaim(rec.QueueOffset, origin)
-			return putResponse(res, err), nil
-		}
-	}
-	b.txn.markResolved(rec.QueueOffset, origin)
-	if h.commitOrRollback == record.TransactionRollback {
-		b.log.Debug("transaction rolled back", "producerGroup", h.producerGroup, "msgId", h.msgID, "fromCheck", h.fromTransactionCheck)
-	}
-	if err := b.writeTxnOp(ctx, rec.QueueOffset, origin); err != nil {
-		// Ended in memory, so this run neither checks it nor stores it
-		// twice; after a restart it is checked again (as in RocketMQ).
-		b.log.Error("transaction op record not stored", "halfOffset", rec.QueueOffset, "err", err)
-	}
-	return success(), nil
-}
-
-// preparedMessage reads the half END_TRANSACTION names and checks it
-// (checkPrepareMessage).
-func (b *Broker) preparedMessage(h endTxnHeader) (record.Record, *remoting.Command) {
-	raw, err := b.store.ReadRecord(h.commitLogOffset)
-	if err != nil {
-		return record.Record{}, remoting.NewResponse(protocol.RespSystemError, "Find prepared transaction message failed")
-	}
-	rec, err := record.Decode(raw, false)
-	if err != nil || string(rec.Topic) != protocol.TransHalfTopic {
-		return rec, remoting.NewResponse(protocol.RespSystemError, "Find prepared transaction message failed")
-	}
-	if pg, _ := rec.Property(record.PropertyProducerGroup); string(pg) != h.producerGroup {
-		return rec, remoting.NewResponse(protocol.RespSystemError, "The producer group wrong")
-	}
-	if rec.QueueOffset != h.tranStateTableOffset {
-		return rec, remoting.NewResponse(protocol.RespSystemError, "The transaction state table offset wrong")
-	}
-	if rec.PhysicalOffset != h.commitLogOffset {
-		return rec, remoting.NewResponse(protocol.RespSystemError, "The commit log offset wrong")
-	}
-	return rec, nil
-}
-
-// immunityTime is a half's CHECK_IMMUNITY_TIME_IN_SECONDS as a duration;
-// false without the property. As in Java, END_TRANSACTION uses at least the
-// transaction timeout (atLeastTimeout, TransactionalMessageUtil) while the
-// scan takes the property as it is, or the timeout if it does not parse.
-func immunityTime(rec *record.Record, timeout time.Duration, atLeastTimeout bool) (time.Duration, bool) {
-	v, ok := rec.Property(PropertyCheckImmunityTime)
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	imm := time.Duration(n) * time.Second
-	switch {
-	case err != nil && atLeastTimeout:
-		imm = 0
-	case err != nil || n == -1:
-		imm = timeout
-	}
-	if atLeastTimeout && imm < timeout {
-		imm = timeout
-	}
-	return imm, true
-}
-
-// preparedOrigin is the queue offset of the first half a re-put copy
-// copies, -1 for a first half.
-func preparedOrigin(rec *record.Record) int64 {
-	v, ok := rec.Property(PropertyTransactionPreparedQueueOffset)
-	if !ok {
-		return -1
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || n < 0 {
-		return -1
-	}
-	return n
-}
-
-// committedMessage is the half restored to its real topic and queue
-// (endMessageTransaction): transaction bits COMMIT, the half's commit-log
-// offset as PreparedTransactionOffset, without REAL_TOPIC, REAL_QID and
-// TRAN_MSG. A DELAY level applies from here on, as Java's put hooks do.
-func (b *Broker) committedMessage(rec *record.Record) *record.Message {
-	props := record.DecodeProperties(string(rec.Properties))
-	topic := props[record.PropertyRealTopic]
-	qid, _ := strconv.Atoi(props[record.PropertyRealQueueID])
-	delete(props, record.PropertyRealTopic)
-	delete(props, record.PropertyRealQueueID)
-	delete(props, record.PropertyTransactionPrepared)
-	m := &record.Message{
-		Topic: topic, QueueID: int32(qid), Flag: rec.Flag,
-		SysFlag:    rec.SysFlag&^(record.TransactionMask|record.FlagBornHostV6|record.FlagStoreHostV6) | record.TransactionCommit,
-		Body:       rec.Body,
-		Properties: record.EncodeProperties(props), BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost,
-		StoreHost: rec.StoreHost, ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PhysicalOffset,
-	}
-	b.applyDelay(m)
-	return m
-}
-
-// writeTxnOp stores the op record resolving the half at offset (and the
-// first half it copies).
-func (b *Broker) writeTxnOp(ctx context.Context, offset, origin int64) error {
-	if resp := b.ensureTxnTopics(); resp != nil {
-		return fmt.Errorf("%w: %s", ErrTxnOpNotStored, resp.Remark)
-	}
-	body := strconv.FormatInt(offset, 10)
-	if origin >= 0 && origin != offset {
-		body += "," + strconv.FormatInt(origin, 10)
-	}
-	props := record.AppendProperty(nil, record.PropertyTags, txnRemoveTag)
-	props = record.AppendProperty(props, record.PropertyUniqKey, record.NewUniqID())
-	props = record.AppendProperty(props, record.PropertyWaitStoreMsgOK, "false")
-	m := &record.Message{
-		Topic: protocol.TransOpHalfTopic, Body: []byte(body), Properties: string(props),
-		BornTimestamp: time.Now().UnixMilli(), BornHost: b.storeHost, StoreHost: b.storeHost,
-	}
-	res, err := b.store.Put(ctx, m)
-	if !res.Status.Stored() {
-		if err == nil {
-			return fmt.Errorf("%w: %s", ErrTxnOpNotStored, res.Status)
-		}
-		return fmt.Errorf("%w: %s: %w", ErrTxnOpNotStored, res.Status, err)
-	}
-	return nil
-}
-
-// ErrTxnOpNotStored reports an op record the store did not take (the half
-// is then checked again after a restart).
-var ErrTxnOpNotStored = errors.New("broker: transaction op record not stored")
-
-// refuseTxnInBatch refuses a batch message with transaction bits, as
-// RocketMQ's CommitLog.asyncPutMessages does (MESSAGE_ILLEGAL): a batch
-// cannot be a half message, and a PREPARED record outside the half topic
-// would never be readable.
-func refuseTxnInBatch(m *record.Message) *remoting.Command {
-	if record.TransactionType(m.SysFlag) != record.TransactionNot {
-		return responsef(protocol.RespMessageIllegal, "a batch message cannot be transactional (SYSFLAG %#x)", m.SysFlag)
-	}
-	return nil
-}
+func (b *Broker) txnCheckInterval() time.Duration     { return b.txn.CheckInterval() }
+func (b *Broker) setTxnCheckInterval(d time.Duration) { b.txn.SetCheckInterval(d) }
+func (b *Broker) txnCheckTimeout() time.Duration      { return b.txn.CheckTimeout() }
+func (b *Broker) setTxnCheckTimeout(d time.Duration)  { b.txn.SetCheckTimeout(d) }

@@ -1,4 +1,4 @@
-package broker
+package delay
 
 import (
 	"encoding/json"
@@ -11,9 +11,9 @@ import (
 
 // Queues of TimerTopic.
 const (
-	timerMessageQueue    int32 = 0 // timer messages, in arrival order
-	timerCheckpointQueue int32 = 1 // the service's checkpoints, newest last
-	timerQueueNums             = 2
+	TimerMessageQueue    int32 = 0 // timer messages, in arrival order
+	TimerCheckpointQueue int32 = 1 // the service's checkpoints, newest last
+	TimerQueueNums             = 2
 )
 
 // timerCheckpoint is the timer service's persisted progress (Java keeps the
@@ -67,13 +67,13 @@ func (c timerCheckpoint) delivered(e timerEntry) bool {
 func decodeTimerCheckpoint(body []byte) (timerCheckpoint, error) {
 	var c timerCheckpoint
 	if err := json.Unmarshal(body, &c); err != nil {
-		return c, fmt.Errorf("broker: timer checkpoint: %w", err)
+		return c, fmt.Errorf("delay: timer checkpoint: %w", err)
 	}
 	if c.Version != timerCheckpointVersion {
-		return c, fmt.Errorf("broker: timer checkpoint version %d, want %d", c.Version, timerCheckpointVersion)
+		return c, fmt.Errorf("delay: timer checkpoint version %d, want %d", c.Version, timerCheckpointVersion)
 	}
 	if c.LowOffset < 0 || c.ScannedOffset < c.LowOffset {
-		return c, fmt.Errorf("broker: timer checkpoint offsets low %d scanned %d are inconsistent", c.LowOffset, c.ScannedOffset)
+		return c, fmt.Errorf("delay: timer checkpoint offsets low %d scanned %d are inconsistent", c.LowOffset, c.ScannedOffset)
 	}
 	return c, nil
 }
@@ -81,12 +81,12 @@ func decodeTimerCheckpoint(body []byte) (timerCheckpoint, error) {
 // readTimerCheckpoint returns the newest decodable checkpoint in queue 1
 // (looking back over a few in case the newest is damaged), or ok false.
 func (s *timerService) readCheckpoint() (timerCheckpoint, bool) {
-	st := s.b.store
-	minOff := st.MinOffset(protocol.TimerTopic, timerCheckpointQueue)
-	maxOff := st.MaxOffset(protocol.TimerTopic, timerCheckpointQueue)
+	st := s.store
+	minOff := st.MinOffset(protocol.TimerTopic, TimerCheckpointQueue)
+	maxOff := st.MaxOffset(protocol.TimerTopic, TimerCheckpointQueue)
 	for off := maxOff - 1; off >= minOff && off >= 0 && off >= maxOff-16; off-- {
-		res := st.Get(protocol.TimerTopic, protocol.TimerTopic, timerCheckpointQueue, off, 1, nil)
-		if res.Status != GetFound {
+		res := st.Read(protocol.TimerTopic, protocol.TimerTopic, TimerCheckpointQueue, off, 1)
+		if res.Status != ReadFound {
 			continue
 		}
 		rec, err := record.Decode(res.Buffer, false)
@@ -96,7 +96,7 @@ func (s *timerService) readCheckpoint() (timerCheckpoint, bool) {
 				return c, true
 			}
 		}
-		s.b.log.Warn("timer checkpoint unreadable, trying the one before", "offset", off, "err", err)
+		s.log.Warn("timer checkpoint unreadable, trying the one before", "offset", off, "err", err)
 	}
 	return timerCheckpoint{}, false
 }

@@ -1,4 +1,4 @@
-package broker
+package delay
 
 import (
 	"container/heap"
@@ -14,7 +14,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/record"
 )
 
-// timerService delivers the messages applyTimer parked in TimerTopic's
+// timerService delivers the messages DivertTimer parked in TimerTopic's
 // queue 0 (RocketMQ 5's TimerMessageStore, reduced): when a message's slot
 // (TIMER_OUT_MS) has come it is stored again in its REAL_TOPIC / REAL_QID
 // with the timer's delivery properties, keeping its UNIQ_KEY (the client's
@@ -53,7 +53,7 @@ import (
 // was read), which is delivered at once and not claimed until then.
 //
 // Due messages are delivered in (slot, offset) order as soon as the clock
-// reaches the slot (never before: applyTimer rounds the due time up to the
+// reaches the slot (never before: DivertTimer rounds the due time up to the
 // precision). Progress is checkpointed (timer_checkpoint.go) every
 // TimerFlushInterval when it changed and at shutdown, so a clean restart
 // delivers each message exactly once; after a crash the messages delivered
@@ -66,7 +66,7 @@ import (
 // timerMaxDelaySec) may be cleaned away before it is due; the checkpoint is
 // rewritten at least hourly so retention never removes the newest one.
 type timerService struct {
-	b       *Broker
+	*env
 	wake    chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
@@ -117,8 +117,8 @@ func (h *timerHeap) Pop() any {
 	return e
 }
 
-func newTimerService(b *Broker) *timerService {
-	return &timerService{b: b, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+func newTimerService(e *env) *timerService {
+	return &timerService{env: e, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 // start runs the service; stop ends it (writing a last checkpoint). A
@@ -158,7 +158,7 @@ func (s *timerService) run() {
 		retry := !s.deliverDue()
 		s.checkpoint(false)
 
-		wait := s.b.cfg.TimerFlushInterval
+		wait := s.cfg.TimerFlushInterval
 		now := nowMS()
 		if len(s.heap) > 0 {
 			wait = min(wait, time.Duration(s.heap[0].due-now)*time.Millisecond)
@@ -195,18 +195,18 @@ func (s *timerService) run() {
 	}
 }
 
-func (s *timerService) window() int64 { return s.b.cfg.TimerLoadWindow.Milliseconds() }
+func (s *timerService) window() int64 { return s.cfg.TimerLoadWindow.Milliseconds() }
 
 // recover loads the checkpoint and the undelivered messages it implies.
 func (s *timerService) recover() {
-	st := s.b.store
+	st := s.store
 	ck, ok := s.readCheckpoint()
 	if !ok {
-		ck = emptyTimerCheckpoint(st.MinOffset(protocol.TimerTopic, timerMessageQueue))
+		ck = emptyTimerCheckpoint(st.MinOffset(protocol.TimerTopic, TimerMessageQueue))
 	}
 	s.written, s.wroteAt = ck, time.Now()
 	s.last = timerEntry{ck.DeliveredDueMS, ck.DeliveredOffset}
-	s.scanned = max(ck.LowOffset, st.MinOffset(protocol.TimerTopic, timerMessageQueue))
+	s.scanned = max(ck.LowOffset, st.MinOffset(protocol.TimerTopic, TimerMessageQueue))
 	s.scannedStat.Store(s.scanned)
 	s.wend = nowMS() + s.window()
 	s.far = newFarIndex(s.window() / 2)
@@ -215,7 +215,7 @@ func (s *timerService) recover() {
 			s.admit(e)
 		}
 	})
-	s.b.log.Info("timer service recovered", "checkpoint", ok, "low", ck.LowOffset, "scanned", s.scanned,
+	s.log.Info("timer service recovered", "checkpoint", ok, "low", ck.LowOffset, "scanned", s.scanned,
 		"loaded", len(s.heap), "far", s.far.count)
 }
 
@@ -267,8 +267,8 @@ func (s *timerService) load(e timerEntry) {
 // one precision before its end, so a saturated index is rescanned once per
 // quarter of it delivered rather than in a loop.
 func (s *timerService) extendAt() int64 {
-	if len(s.heap) > s.b.cfg.TimerMaxLoaded/4 {
-		return s.wend - s.b.cfg.TimerPrecision.Milliseconds()
+	if len(s.heap) > s.cfg.TimerMaxLoaded/4 {
+		return s.wend - s.cfg.TimerPrecision.Milliseconds()
 	}
 	return s.wend - s.window()/2
 }
@@ -280,7 +280,7 @@ func (s *timerService) extendAt() int64 {
 // could not serve a read (retry later). Messages the store cleaned away and
 // corrupt records are skipped, logged.
 func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
-	st := s.b.store
+	st := s.store
 	tail := end < 0
 	advance := func(to int64) {
 		if tail {
@@ -294,17 +294,17 @@ func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
 		if !tail {
 			n = int(min(int64(n), end-off))
 		}
-		res := st.Get(timerReadGroup, protocol.TimerTopic, timerMessageQueue, off, n, nil)
+		res := st.Read(timerReadGroup, protocol.TimerTopic, TimerMessageQueue, off, n)
 		switch res.Status {
-		case GetFound:
-		case GetOffsetTooSmall, GetOffsetOverflowBadly, GetNoMatchedMessage, GetMessageWasRemoving, GetOffsetFoundNull:
+		case ReadFound:
+		case ReadOffsetTooSmall, ReadOffsetOverflowBadly, ReadNoMatchedMessage, ReadMessageWasRemoving, ReadOffsetFoundNull:
 			if res.NextBeginOffset <= off {
 				return off // nothing to move on to (a read failure is retried)
 			}
-			if res.Status == GetOffsetFoundNull {
-				s.b.log.Error("unreadable record in the timer queue, skipped", "offset", off)
+			if res.Status == ReadOffsetFoundNull {
+				s.log.Error("unreadable record in the timer queue, skipped", "offset", off)
 			} else {
-				s.b.log.Warn("timer queue offset moved (messages cleaned before delivery?)", "from", off, "to", res.NextBeginOffset)
+				s.log.Warn("timer queue offset moved (messages cleaned before delivery?)", "from", off, "to", res.NextBeginOffset)
 			}
 			off = res.NextBeginOffset
 			advance(off)
@@ -316,7 +316,7 @@ func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
 		for buf := res.Buffer; len(buf) > 0; {
 			rec, err := record.Decode(buf, false)
 			if err != nil {
-				s.b.log.Error("undecodable record in the timer queue, skipped", "offset", next, "err", err)
+				s.log.Error("undecodable record in the timer queue, skipped", "offset", next, "err", err)
 				next++
 				break
 			}
@@ -355,7 +355,7 @@ func (s *timerService) admit(e timerEntry) {
 // push loads e, shrinking the window when the index is over its cap.
 func (s *timerService) push(e timerEntry) {
 	heap.Push(&s.heap, e)
-	if len(s.heap) > s.b.cfg.TimerMaxLoaded {
+	if len(s.heap) > s.cfg.TimerMaxLoaded {
 		s.shrink()
 	}
 	s.loaded.Store(int64(len(s.heap)))
@@ -386,7 +386,7 @@ func (s *timerService) shrink() {
 	}
 	heap.Init(&s.heap)
 	s.wend = wend
-	s.b.log.Warn("timer index full, window shortened", "loaded", len(s.heap), "windowEnd", time.UnixMilli(wend))
+	s.log.Warn("timer index full, window shortened", "loaded", len(s.heap), "windowEnd", time.UnixMilli(wend))
 }
 
 // deliverDue stores every due message in its topic; false means a store
@@ -419,26 +419,26 @@ func (s *timerService) deliverDue() bool {
 // deliver re-stores the message at e.off in its real topic; false means
 // "retry later".
 func (s *timerService) deliver(e timerEntry) bool {
-	b := s.b
-	res := b.store.Get(timerReadGroup, protocol.TimerTopic, timerMessageQueue, e.off, 1, nil)
+
+	res := s.store.Read(timerReadGroup, protocol.TimerTopic, TimerMessageQueue, e.off, 1)
 	switch {
-	case res.Status == GetFound:
-	case res.Status == GetOffsetTooSmall:
-		b.log.Error("timer message cleaned before it was due, dropped", "offset", e.off)
+	case res.Status == ReadFound:
+	case res.Status == ReadOffsetTooSmall:
+		s.log.Error("timer message cleaned before it was due, dropped", "offset", e.off)
 		return true
-	case res.Status == GetOffsetFoundNull && res.NextBeginOffset > e.off:
-		b.log.Error("timer message corrupt, dropped", "offset", e.off)
+	case res.Status == ReadOffsetFoundNull && res.NextBeginOffset > e.off:
+		s.log.Error("timer message corrupt, dropped", "offset", e.off)
 		return true
 	default:
-		b.log.Warn("timer message not readable, will retry", "offset", e.off, "status", res.Status)
+		s.log.Warn("timer message not readable, will retry", "offset", e.off, "status", res.Status)
 		return false
 	}
 	rec, err := record.Decode(res.Buffer, false)
 	if err != nil || rec.QueueOffset != e.off {
-		b.log.Error("undecodable timer message, dropped", "offset", e.off, "err", err)
+		s.log.Error("undecodable timer message, dropped", "offset", e.off, "err", err)
 		return true
 	}
-	return b.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
+	return s.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
 		props[PropertyTimerEnqueueMS] = strconv.FormatInt(rec.StoreTimestamp, 10)
 		props[PropertyTimerDequeueMS] = strconv.FormatInt(nowMS(), 10)
 		props[record.PropertyWaitStoreMsgOK] = "false" // as Java; the next checkpoint waits for the flush
@@ -463,7 +463,7 @@ func (s *timerService) progress() timerCheckpoint {
 // passed, when final, or hourly.
 func (s *timerService) checkpoint(final bool) {
 	since := time.Since(s.wroteAt)
-	if !final && since < s.b.cfg.TimerFlushInterval {
+	if !final && since < s.cfg.TimerFlushInterval {
 		return // progress is O(loaded): computed at most once per interval
 	}
 	c := s.progress()
@@ -476,12 +476,12 @@ func (s *timerService) checkpoint(final bool) {
 		panic(err) // a struct of integers always marshals
 	}
 	m := &record.Message{
-		Topic: protocol.TimerTopic, QueueID: timerCheckpointQueue, Body: body,
-		BornTimestamp: c.WrittenMS, BornHost: s.b.storeHost, StoreHost: s.b.storeHost,
+		Topic: protocol.TimerTopic, QueueID: TimerCheckpointQueue, Body: body,
+		BornTimestamp: c.WrittenMS, BornHost: s.storeHost, StoreHost: s.storeHost,
 	}
-	res, err := s.b.store.Put(s.b.ctx, m)
-	if !res.Status.Stored() {
-		s.b.log.Warn("timer checkpoint not stored, will retry", "status", res.Status, "err", err)
+	res, err := s.store.Put(m)
+	if !res.Stored {
+		s.log.Warn("timer checkpoint not stored, will retry", "status", res.Status, "err", err)
 		return
 	}
 	s.written, s.wroteAt = c, time.Now()

@@ -1,4 +1,4 @@
-package broker
+package delay
 
 import (
 	"strconv"
@@ -20,15 +20,15 @@ const scheduleOffsetGroup = protocol.ScheduleTopic
 // store time plus the level's delay has passed, stores it again in its
 // REAL_TOPIC and REAL_QID without the delay properties.
 type scheduler struct {
-	b     *Broker
+	*env
 	wakes []chan struct{}
 	quit  chan struct{}
 	wg    sync.WaitGroup
 }
 
-func newScheduler(b *Broker) *scheduler {
-	s := &scheduler{b: b, quit: make(chan struct{})}
-	s.wakes = make([]chan struct{}, len(b.cfg.DelayLevels))
+func newScheduler(e *env) *scheduler {
+	s := &scheduler{env: e, quit: make(chan struct{})}
+	s.wakes = make([]chan struct{}, len(s.cfg.DelayLevels))
 	for i := range s.wakes {
 		s.wakes[i] = make(chan struct{}, 1)
 	}
@@ -61,11 +61,11 @@ func (s *scheduler) wake(queueID int32) {
 }
 
 func (s *scheduler) run(queueID int32) {
-	offset, ok := s.b.offsets.Query(scheduleOffsetGroup, protocol.ScheduleTopic, queueID)
+	offset, ok := s.offsets.Query(scheduleOffsetGroup, protocol.ScheduleTopic, queueID)
 	if !ok {
-		offset = s.b.store.MinOffset(protocol.ScheduleTopic, queueID)
+		offset = s.store.MinOffset(protocol.ScheduleTopic, queueID)
 	}
-	delay := s.b.cfg.DelayLevels[queueID]
+	delay := s.cfg.DelayLevels[queueID]
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -97,18 +97,18 @@ func (s *scheduler) run(queueID int32) {
 // deliver re-stores the due messages from *offset on and returns how long to
 // wait before looking again (0: look again at once).
 func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) time.Duration {
-	b := s.b
-	check := b.cfg.ScheduleCheckInterval
-	res := b.store.Get(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset, 32, nil)
+
+	check := s.cfg.ScheduleCheckInterval
+	res := s.store.Read(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset, 32)
 	switch res.Status {
-	case GetFound:
-	case GetOffsetTooSmall, GetOffsetOverflowBadly:
+	case ReadFound:
+	case ReadOffsetTooSmall, ReadOffsetOverflowBadly:
 		if res.NextBeginOffset == *offset {
 			return check
 		}
-		b.log.Warn("schedule queue offset moved", "level", queueID+1, "from", *offset, "to", res.NextBeginOffset)
+		s.log.Warn("schedule queue offset moved", "level", queueID+1, "from", *offset, "to", res.NextBeginOffset)
 		*offset = res.NextBeginOffset
-		b.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
+		s.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 		return 0
 	default:
 		return check
@@ -116,9 +116,9 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 	for buf := res.Buffer; len(buf) > 0; {
 		rec, err := record.Decode(buf, false)
 		if err != nil {
-			b.log.Error("undecodable record in schedule queue, skipped", "level", queueID+1, "offset", *offset, "err", err)
+			s.log.Error("undecodable record in schedule queue, skipped", "level", queueID+1, "offset", *offset, "err", err)
 			*offset++
-			b.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
+			s.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 			return 0
 		}
 		buf = buf[rec.TotalSize:]
@@ -129,7 +129,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 			return check
 		}
 		*offset = rec.QueueOffset + 1
-		b.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
+		s.offsets.Commit(scheduleOffsetGroup, protocol.ScheduleTopic, queueID, *offset)
 	}
 	return 0
 }
@@ -137,7 +137,7 @@ func (s *scheduler) deliver(queueID int32, delay time.Duration, offset *int64) t
 // redeliver stores a due message in its real topic; false means "retry
 // later" (the store refused it for a reason that may pass).
 func (s *scheduler) redeliver(rec *record.Record) bool {
-	return s.b.putToRealTopic("delayed", rec, rec.PhysicalOffset, func(props map[string]string) {
+	return s.putToRealTopic("delayed", rec, rec.PhysicalOffset, func(props map[string]string) {
 		delete(props, record.PropertyDelayTimeLevel)
 	})
 }
@@ -148,12 +148,12 @@ func (s *scheduler) redeliver(rec *record.Record) bool {
 // the message is done with: stored, or dropped because it can never be
 // stored (no real topic, refused as illegal); false means "retry later".
 // what and off name the message in logs.
-func (b *Broker) putToRealTopic(what string, rec *record.Record, off int64, edit func(props map[string]string)) bool {
+func (s *env) putToRealTopic(what string, rec *record.Record, off int64, edit func(props map[string]string)) bool {
 	props := record.DecodeProperties(string(rec.Properties))
 	topic := props[record.PropertyRealTopic]
 	qid, err := strconv.Atoi(props[record.PropertyRealQueueID])
 	if topic == "" || err != nil {
-		b.log.Error(what+" message without REAL_TOPIC/REAL_QID dropped", "offset", off)
+		s.log.Error(what+" message without REAL_TOPIC/REAL_QID dropped", "offset", off)
 		return true
 	}
 	delete(props, record.PropertyRealTopic)
@@ -163,18 +163,18 @@ func (b *Broker) putToRealTopic(what string, rec *record.Record, off int64, edit
 		Topic: topic, QueueID: int32(qid), Flag: rec.Flag,
 		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
 		Body:    rec.Body, Properties: record.EncodeProperties(props),
-		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: b.storeHost,
+		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: s.storeHost,
 		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
 	}
-	res, err := b.store.Put(b.ctx, m)
+	res, err := s.store.Put(m)
 	switch {
-	case res.Status.Stored():
+	case res.Stored:
 		return true
-	case res.Status == PutMessageIllegal || res.Status == PutPropertiesSizeExceeded:
-		b.log.Error(what+" message refused by the store, dropped", "topic", topic, "err", err)
+	case res.Illegal:
+		s.log.Error(what+" message refused by the store, dropped", "topic", topic, "err", err)
 		return true
 	default:
-		b.log.Warn(what+" message not stored, will retry", "topic", topic, "status", res.Status, "err", err)
+		s.log.Warn(what+" message not stored, will retry", "topic", topic, "status", res.Status, "err", err)
 		return false
 	}
 }

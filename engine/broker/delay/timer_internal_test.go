@@ -1,10 +1,9 @@
-package broker
+package delay
 
 import (
 	"container/heap"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/brokerlab/brokerlab/engine/record"
 )
@@ -86,7 +85,7 @@ func TestTimerCheckpointClaims(t *testing.T) {
 // progress never claims a loaded entry below the last delivered one (loaded
 // late) and keeps the low offset under every undelivered message.
 func TestTimerProgressClaimsOnlyDelivered(t *testing.T) {
-	s := &timerService{b: &Broker{}, last: timerEntry{100, 5}, scanned: 20, far: newFarIndex(50)}
+	s := &timerService{env: &env{}, last: timerEntry{100, 5}, scanned: 20, far: newFarIndex(50)}
 	s.far.add(timerEntry{500, 15})
 	s.far.add(timerEntry{510, 17})
 	for _, e := range []timerEntry{{90, 12}, {150, 8}} {
@@ -103,15 +102,6 @@ func TestTimerProgressClaimsOnlyDelivered(t *testing.T) {
 	}
 	if c.delivered(timerEntry{100, 15}) {
 		t.Fatal("far offset claimed")
-	}
-}
-
-func TestTimerProperties(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.TimerPrecision = 200 * time.Millisecond
-	p := (&Broker{cfg: cfg}).timerProperties()
-	if p["timerWheelEnable"] != "true" || p["timerPrecisionMs"] != "200" || p["timerMaxDelaySec"] != "259200" || p["litePullMessageEnable"] != "true" {
-		t.Fatalf("%v", p)
 	}
 }
 

@@ -1,7 +1,6 @@
-package broker
+package delay
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -26,25 +25,6 @@ const (
 	PropertyTimerDelUniq   = "TIMER_DEL_UNIQKEY"
 )
 
-// registerTimer registers LITE_PULL_MESSAGE (361): Java's
-// PullMessageProcessor serves it exactly as PULL_MESSAGE (same header, same
-// long polling: the lite pull consumer sets the suspend flag and
-// brokerSuspendMaxTimeMillis), on its own executor, refused with
-// NO_PERMISSION when litePullMessageEnable is off.
-func (b *Broker) registerTimer() {
-	ex := b.server.NewExecutor("lite-pull", b.cfg.LitePullExecutor)
-	b.handle(protocol.ReqLitePullMessage, b.litePullMessage, ex)
-}
-
-func (b *Broker) litePullMessage(ctx context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	if !b.cfg.LitePullEnable {
-		resp := responsef(protocol.RespNoPermission, "the broker[%s] for lite pull consumer is forbidden", b.addr)
-		echoPullOffset(resp, req)
-		return resp, nil
-	}
-	return b.pullMessage(ctx, conn, req)
-}
-
 // isTimerMessage reports whether props ask for timer delivery: one of the
 // three TIMER_* request properties and no TIMER_OUT_MS (a message the timer
 // already delivered, sent on again, is not timed twice: HookUtils'
@@ -61,7 +41,7 @@ func isTimerMessage(props string) bool {
 	return false
 }
 
-// applyTimer diverts a message carrying TIMER_DELIVER_MS / TIMER_DELAY_SEC /
+// DivertTimer diverts a message carrying TIMER_DELIVER_MS / TIMER_DELAY_SEC /
 // TIMER_DELAY_MS to the timer store, or refuses it; nil means "store as is".
 //
 // As HookUtils.handleScheduleMessage: a DELAY level wins (applyDelay already
@@ -72,60 +52,60 @@ func isTimerMessage(props string) bool {
 // precision (delivering up to one precision early), the slot here is the due
 // time rounded up: never early, at most one precision late. A due time not
 // in the future is stored in its topic at once.
-func (b *Broker) applyTimer(m *record.Message) *remoting.Command {
+func (s *Service) DivertTimer(m *record.Message) *remoting.Command {
 	if m.Topic == protocol.TimerTopic {
-		return responsef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+		return refusef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	if !isTimerMessage(m.Properties) {
 		return nil
 	}
 	if m.Topic == protocol.ScheduleTopic {
-		m.Properties = removeProperties(m.Properties, PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
+		m.Properties = dropProperties(m.Properties, PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
 		return nil
 	}
 	if tt := record.TransactionType(m.SysFlag); tt == record.TransactionPrepared || tt == record.TransactionRollback {
 		return nil
 	}
-	if !b.cfg.TimerEnable {
-		return responsef(protocol.RespSystemError, "accurate timer message is not enabled, timerWheelEnable is false")
+	if !s.cfg.TimerEnable {
+		return refusef(protocol.RespSystemError, "accurate timer message is not enabled, timerWheelEnable is false")
 	}
 	now := time.Now().UnixMilli()
 	deliver, err := timerDeliverMS(m.Properties, now)
 	if err != nil {
-		return responsef(protocol.RespMessageIllegal, "timer message illegal: %v", err)
+		return refusef(protocol.RespMessageIllegal, "timer message illegal: %v", err)
 	}
 	if deliver <= now {
 		if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
-			return responsef(protocol.RespMessageIllegal, "timer message illegal: a delete (%s) must be due in the future", PropertyTimerDelUniq)
+			return refusef(protocol.RespMessageIllegal, "timer message illegal: a delete (%s) must be due in the future", PropertyTimerDelUniq)
 		}
 		return nil
 	}
-	if maxMS := b.cfg.TimerMaxDelay.Milliseconds(); deliver-now > maxMS {
-		return responsef(protocol.RespMessageIllegal,
+	if maxMS := s.cfg.TimerMaxDelay.Milliseconds(); deliver-now > maxMS {
+		return refusef(protocol.RespMessageIllegal,
 			"timer message illegal, the delay time should not be bigger than the max delay %dms (timerMaxDelaySec), asked %dms", maxMS, deliver-now)
 	}
 	if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
-		return responsef(protocol.RespMessageIllegal, "timer message illegal: deleting a timer message (%s) is not supported by this broker", PropertyTimerDelUniq)
+		return refusef(protocol.RespMessageIllegal, "timer message illegal: deleting a timer message (%s) is not supported by this broker", PropertyTimerDelUniq)
 	}
-	slot := timerSlot(deliver, b.cfg.TimerPrecision.Milliseconds())
+	slot := timerSlot(deliver, s.cfg.TimerPrecision.Milliseconds())
 	props := record.AppendProperty([]byte(m.Properties), PropertyTimerOutMS, strconv.FormatInt(slot, 10))
 	props = record.AppendProperty(props, record.PropertyRealTopic, m.Topic)
 	props = record.AppendProperty(props, record.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
 	m.Properties = string(props)
-	m.Topic, m.QueueID = protocol.TimerTopic, timerMessageQueue
+	m.Topic, m.QueueID = protocol.TimerTopic, TimerMessageQueue
 	return nil
 }
 
-// refuseTimerInBatch answers a batch item for the timer topic or one that
+// RefuseTimerInBatch answers a batch item for the timer topic or one that
 // asks for timer delivery:
 // batches are stored as one unit and cannot be timed per item (Java ignores
 // the properties and delivers at once; refusing is never early).
-func refuseTimerInBatch(m *record.Message) *remoting.Command {
+func RefuseTimerInBatch(m *record.Message) *remoting.Command {
 	if m.Topic == protocol.TimerTopic {
-		return responsef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
+		return refusef(protocol.RespNoPermission, "sending message to topic[%s] is forbidden", m.Topic)
 	}
 	if isTimerMessage(m.Properties) {
-		return responsef(protocol.RespMessageIllegal, "timer message illegal: a batch cannot carry %s/%s/%s",
+		return refusef(protocol.RespMessageIllegal, "timer message illegal: a batch cannot carry %s/%s/%s",
 			PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
 	}
 	return nil
@@ -166,20 +146,4 @@ func timerSlot(deliverMS, precisionMS int64) int64 {
 		return deliverMS
 	}
 	return (deliverMS + precisionMS - 1) / precisionMS * precisionMS
-}
-
-func (c *Config) validateTimer() error {
-	switch {
-	case c.TimerPrecision < time.Millisecond || c.TimerPrecision > time.Second:
-		return fmt.Errorf("%w: timer precision must be between 1ms and 1s, got %v", ErrBadConfig, c.TimerPrecision)
-	case c.TimerMaxDelay <= 0:
-		return fmt.Errorf("%w: timer max delay must be positive", ErrBadConfig)
-	case c.TimerLoadWindow < 2*c.TimerPrecision:
-		return fmt.Errorf("%w: timer load window %v must be at least two precisions", ErrBadConfig, c.TimerLoadWindow)
-	case c.TimerMaxLoaded < 16:
-		return fmt.Errorf("%w: timer max loaded must be at least 16", ErrBadConfig)
-	case c.TimerFlushInterval <= 0:
-		return fmt.Errorf("%w: timer flush interval must be positive", ErrBadConfig)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package broker
+package txn
 
 import (
 	"slices"
@@ -13,9 +13,9 @@ import (
 
 // txnChecker is the check service's scan state (TransactionalMessageCheckService
 // with TransactionalMessageServiceImpl.check). It is owned by the
-// txnCheckLoop goroutine; the progress it persists is described in txn.go.
+// CheckLoop goroutine; the progress it persists is described in doc.go.
 type txnChecker struct {
-	b *Broker
+	s *Service
 	// opNext is the next op record to read; opHalves holds what each read
 	// op record at or above the persisted op offset names.
 	opNext   int64
@@ -26,26 +26,26 @@ type txnChecker struct {
 	loaded   bool
 }
 
-// txnCheckLoop runs a scan every TransactionCheckInterval on a master.
-func (b *Broker) txnCheckLoop() {
-	if b.cfg.Role == Slave {
+// CheckLoop runs a scan every TransactionCheckInterval on a master.
+func (s *Service) CheckLoop() {
+	if s.cfg.Slave {
 		return
 	}
-	if resp := b.ensureTxnTopics(); resp != nil {
-		b.log.Error("transaction topics not created", "err", resp.Remark)
+	if resp := s.ensureTxnTopics(); resp != nil {
+		s.log.Error("transaction topics not created", "err", resp.Remark)
 	}
-	c := &txnChecker{b: b, opHalves: make(map[int64][]int64)}
-	t := time.NewTimer(b.txn.checkInterval())
+	c := &txnChecker{s: s, opHalves: make(map[int64][]int64)}
+	t := time.NewTimer(s.st.checkInterval())
 	defer t.Stop()
 	for {
 		select {
-		case <-b.stop:
+		case <-s.stop:
 			return
 		case <-t.C:
 			c.scan()
-			t.Reset(b.txn.checkInterval()) // read each time: UPDATE_BROKER_CONFIG may change it
-		case <-b.txn.kick:
-			t.Reset(b.txn.checkInterval())
+			t.Reset(s.st.checkInterval()) // read each time: UPDATE_BROKER_CONFIG may change it
+		case <-s.st.kick:
+			t.Reset(s.st.checkInterval())
 		}
 	}
 }
@@ -53,15 +53,15 @@ func (b *Broker) txnCheckLoop() {
 // offset is the persisted progress through topic's queue 0, else its
 // minimum offset (fetchConsumeOffset).
 func (c *txnChecker) offset(topic string) int64 {
-	if off, ok := c.b.offsets.Query(TransGroup, topic, 0); ok {
+	if off, ok := c.s.offsets.Query(TransGroup, topic, 0); ok {
 		return off
 	}
-	return c.b.store.MinOffset(topic, 0)
+	return c.s.store.MinOffset(topic, 0)
 }
 
 func (c *txnChecker) stopping() bool {
 	select {
-	case <-c.b.stop:
+	case <-c.s.stop:
 		return true
 	default:
 		return false
@@ -71,30 +71,30 @@ func (c *txnChecker) stopping() bool {
 // readOps reads the op records from opNext on, marking the halves they
 // name resolved.
 func (c *txnChecker) readOps() {
-	b := c.b
+	s := c.s
 	for !c.stopping() {
-		res := b.store.Get(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext, 32, nil)
-		if res.Status != GetFound {
+		res := s.store.Read(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext, 32)
+		if res.Status != ReadFound {
 			switch {
-			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetTooSmall:
+			case res.NextBeginOffset > c.opNext && res.Status == ReadOffsetTooSmall:
 				// Records below the queue's minimum were cleaned.
-				b.log.Warn("transaction op queue offset moved", "from", c.opNext, "to", res.NextBeginOffset)
+				s.log.Warn("transaction op queue offset moved", "from", c.opNext, "to", res.NextBeginOffset)
 				c.opNext, c.opSkipTo = res.NextBeginOffset, res.NextBeginOffset
 				continue
-			case res.NextBeginOffset < c.opNext && res.Status == GetOffsetOverflowBadly:
+			case res.NextBeginOffset < c.opNext && res.Status == ReadOffsetOverflowBadly:
 				// The queue is shorter than the progress (a crash lost its
 				// tail): go back to its end, as Java's OFFSET_ILLEGAL does.
-				b.log.Warn("transaction op queue offset beyond its end", "from", c.opNext, "to", res.NextBeginOffset)
+				s.log.Warn("transaction op queue offset beyond its end", "from", c.opNext, "to", res.NextBeginOffset)
 				for o := range c.opHalves {
 					if o >= res.NextBeginOffset {
 						delete(c.opHalves, o)
 					}
 				}
 				c.opNext = res.NextBeginOffset
-				b.offsets.Commit(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext)
+				s.offsets.Commit(TransGroup, protocol.TransOpHalfTopic, 0, c.opNext)
 				return
-			case res.NextBeginOffset > c.opNext && res.Status == GetOffsetFoundNull:
-				b.log.Error("unreadable transaction op record skipped", "offset", c.opNext)
+			case res.NextBeginOffset > c.opNext && res.Status == ReadOffsetFoundNull:
+				s.log.Error("unreadable transaction op record skipped", "offset", c.opNext)
 				c.opHalves[c.opNext] = nil
 				c.opNext++
 				continue
@@ -107,7 +107,7 @@ func (c *txnChecker) readOps() {
 		for buf := res.Buffer; len(buf) > 0; {
 			rec, err := record.Decode(buf, false)
 			if err != nil {
-				b.log.Error("undecodable transaction op record skipped", "offset", c.opNext, "err", err)
+				s.log.Error("undecodable transaction op record skipped", "offset", c.opNext, "err", err)
 				c.opHalves[c.opNext] = nil
 				c.opNext++
 				break
@@ -121,9 +121,9 @@ func (c *txnChecker) readOps() {
 					}
 				}
 			} else {
-				b.log.Error("transaction op record with an unknown tag skipped", "offset", rec.QueueOffset)
+				s.log.Error("transaction op record with an unknown tag skipped", "offset", rec.QueueOffset)
 			}
-			b.txn.markResolved(halves...)
+			s.st.markResolved(halves...)
 			c.opHalves[rec.QueueOffset] = halves
 			c.opNext = rec.QueueOffset + 1
 		}
@@ -132,9 +132,9 @@ func (c *txnChecker) readOps() {
 
 // scan checks the pending halves once.
 func (c *txnChecker) scan() {
-	b := c.b
+	s := c.s
 	start := time.Now()
-	timeout := b.txn.checkTimeout()
+	timeout := s.st.checkTimeout()
 	halfOffset, opOffset := c.offset(protocol.TransHalfTopic), c.offset(protocol.TransOpHalfTopic)
 	if !c.loaded || c.opNext < opOffset {
 		c.opNext, c.loaded = opOffset, true
@@ -143,31 +143,31 @@ func (c *txnChecker) scan() {
 
 	i := halfOffset
 	for !c.stopping() && time.Since(start) < txnScanLimit {
-		res := b.store.Get(TransGroup, protocol.TransHalfTopic, 0, i, 1, nil)
-		if res.Status != GetFound || len(res.Buffer) == 0 {
-			moved := res.NextBeginOffset > i && (res.Status == GetOffsetTooSmall || res.Status == GetOffsetFoundNull) ||
-				res.NextBeginOffset < i && res.Status == GetOffsetOverflowBadly // a crash lost the queue's tail
+		res := s.store.Read(TransGroup, protocol.TransHalfTopic, 0, i, 1)
+		if res.Status != ReadFound || len(res.Buffer) == 0 {
+			moved := res.NextBeginOffset > i && (res.Status == ReadOffsetTooSmall || res.Status == ReadOffsetFoundNull) ||
+				res.NextBeginOffset < i && res.Status == ReadOffsetOverflowBadly // a crash lost the queue's tail
 			if !moved {
 				break
 			}
-			b.log.Warn("transaction half queue offset moved", "from", i, "to", res.NextBeginOffset, "status", res.Status)
+			s.log.Warn("transaction half queue offset moved", "from", i, "to", res.NextBeginOffset, "status", res.Status)
 			i = res.NextBeginOffset
 			continue
 		}
 		rec, err := record.Decode(res.Buffer, false)
 		if err != nil {
-			b.log.Error("undecodable half message skipped", "offset", i, "err", err)
+			s.log.Error("undecodable half message skipped", "offset", i, "err", err)
 			i++
 			continue
 		}
 		origin := preparedOrigin(&rec)
-		if done, busy := b.txn.state(rec.QueueOffset, origin); done {
+		if done, busy := s.st.state(rec.QueueOffset, origin); done {
 			i++
 			continue
 		} else if busy {
 			break // an END_TRANSACTION is storing it: look again next time
 		}
-		checks, discard := checkTimes(&rec, b.txn.maxChecks())
+		checks, discard := checkTimes(&rec, s.st.maxChecks())
 		if discard {
 			c.discard(&rec)
 			i++
@@ -193,7 +193,7 @@ func (c *txnChecker) scan() {
 		// An END_TRANSACTION may have resolved it since the op records
 		// were read.
 		c.readOps()
-		if done, busy := b.txn.state(rec.QueueOffset, origin); done {
+		if done, busy := s.st.state(rec.QueueOffset, origin); done {
 			i++
 			continue
 		} else if busy {
@@ -206,7 +206,7 @@ func (c *txnChecker) scan() {
 	}
 
 	if i != halfOffset {
-		b.offsets.Commit(TransGroup, protocol.TransHalfTopic, 0, i)
+		s.offsets.Commit(TransGroup, protocol.TransHalfTopic, 0, i)
 	}
 	newOp := opOffset
 	for newOp < c.opNext {
@@ -222,10 +222,10 @@ func (c *txnChecker) scan() {
 		newOp++
 	}
 	if newOp != opOffset {
-		b.offsets.Commit(TransGroup, protocol.TransOpHalfTopic, 0, newOp)
+		s.offsets.Commit(TransGroup, protocol.TransOpHalfTopic, 0, newOp)
 	}
-	b.txn.prune(i)
-	b.log.Debug("transaction check done", "halfOffset", i, "opOffset", newOp, "took", time.Since(start))
+	s.st.prune(i)
+	s.log.Debug("transaction check done", "halfOffset", i, "opOffset", newOp, "took", time.Since(start))
 }
 
 // checkTimes is the half's TRANSACTION_CHECK_TIMES after this check
@@ -261,7 +261,7 @@ func (c *txnChecker) copyHalf(rec *record.Record, checks int, origin int64) (*re
 		Topic: protocol.TransHalfTopic, QueueID: 0, Flag: rec.Flag,
 		SysFlag: rec.SysFlag &^ (record.FlagBornHostV6 | record.FlagStoreHostV6),
 		Body:    rec.Body, Properties: record.EncodeProperties(props),
-		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: c.b.storeHost,
+		BornTimestamp: rec.BornTimestamp, BornHost: rec.BornHost, StoreHost: c.s.deps.StoreHost(),
 		ReconsumeTimes: rec.ReconsumeTimes, PreparedTransactionOffset: rec.PreparedTransactionOffset,
 	}, props
 }
@@ -270,9 +270,9 @@ func (c *txnChecker) copyHalf(rec *record.Record, checks int, origin int64) (*re
 // copy was not stored.
 func (c *txnChecker) putBack(rec *record.Record, origin int64) bool {
 	m, _ := c.copyHalf(rec, 0, origin)
-	res, err := c.b.store.Put(c.b.ctx, m)
-	if !res.Status.Stored() {
-		c.b.log.Warn("half message copy not stored; retried at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
+	res, err := c.s.store.Put(c.s.ctx, m)
+	if !res.Stored {
+		c.s.log.Warn("half message copy not stored; retried at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
 		return false
 	}
 	return true
@@ -282,22 +282,22 @@ func (c *txnChecker) putBack(rec *record.Record, origin int64) bool {
 // producer group CHECK_TRANSACTION_STATE for the copy. False if the copy
 // was not stored.
 func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
-	b := c.b
+	s := c.s
 	m, props := c.copyHalf(rec, checks, origin)
-	res, err := b.store.Put(b.ctx, m)
-	if !res.Status.Stored() || len(res.PhysOffsets) == 0 {
-		b.log.Warn("half message copy not stored; checked at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
+	res, err := s.store.Put(s.ctx, m)
+	if !res.Stored || len(res.PhysOffsets) == 0 {
+		s.log.Warn("half message copy not stored; checked at the next scan", "offset", rec.QueueOffset, "status", res.Status, "err", err)
 		return false
 	}
 	physOff := res.PhysOffsets[0]
 	group := props[record.PropertyProducerGroup]
 	uniq := props[record.PropertyUniqKey]
-	b.log.Info("checking transaction", "realTopic", props[record.PropertyRealTopic], "uniqKey", uniq,
+	s.log.Info("checking transaction", "realTopic", props[record.PropertyRealTopic], "uniqKey", uniq,
 		"offset", res.QueueOffset, "checks", checks, "producerGroup", group)
 
-	conn := b.clients.ProducerConn(group, b.txn.seq.Add(1))
+	conn := s.deps.ProducerConn(group, s.st.seq.Add(1))
 	if conn == nil {
-		b.log.Warn("transaction not checked: no live producer of its group", "producerGroup", group, "uniqKey", uniq)
+		s.log.Warn("transaction not checked: no live producer of its group", "producerGroup", group, "uniqKey", uniq)
 		return true
 	}
 	// The body is the copy as Java's MessageDecoder.encode writes it, with
@@ -307,17 +307,17 @@ func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 	shown.Topic, shown.QueueID = props[record.PropertyRealTopic], int32(qid)
 	body, err := record.AppendEncode(nil, &shown, record.BodyCRC(m.Body), res.QueueOffset, physOff, res.StoreTimestamp)
 	if err != nil {
-		b.log.Error("check request body not encoded", "uniqKey", uniq, "err", err)
+		s.log.Error("check request body not encoded", "uniqKey", uniq, "err", err)
 		return true
 	}
-	ext := remoting.ExtFields{"msgId": uniq, "transactionId": uniq, "offsetMsgId": record.OffsetMsgID(b.storeHost, physOff),
-		"topic": protocol.TransHalfTopic, "bname": b.cfg.BrokerName}
+	ext := remoting.ExtFields{"msgId": uniq, "transactionId": uniq, "offsetMsgId": record.OffsetMsgID(s.deps.StoreHost(), physOff),
+		"topic": protocol.TransHalfTopic, "bname": s.cfg.BrokerName}
 	ext.SetInt64("tranStateTableOffset", res.QueueOffset)
 	ext.SetInt64("commitLogOffset", physOff)
 	req := remoting.NewRequest(protocol.ReqCheckTransactionState, ext)
 	req.Body = body
 	if err := conn.Send(req); err != nil {
-		b.log.Warn("check transaction state not sent", "producerGroup", group, "uniqKey", uniq, "err", err)
+		s.log.Warn("check transaction state not sent", "producerGroup", group, "uniqKey", uniq, "err", err)
 	}
 	return true
 }
@@ -325,21 +325,21 @@ func (c *txnChecker) check(rec *record.Record, checks int, origin int64) bool {
 // discard moves a half checked too often to TRANS_CHECK_MAX_TIME_TOPIC
 // (DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
 func (c *txnChecker) discard(rec *record.Record) {
-	b := c.b
+	s := c.s
 	uniq, _ := rec.Property(record.PropertyUniqKey)
 	realTopic, _ := rec.Property(record.PropertyRealTopic)
-	b.log.Error("half message checked too many times, discarded to "+protocol.TransCheckMaxTimeTopic,
+	s.log.Error("half message checked too many times, discarded to "+protocol.TransCheckMaxTimeTopic,
 		"realTopic", string(realTopic), "uniqKey", string(uniq), "offset", rec.QueueOffset)
 	tc := protocol.NewTopicConfig(protocol.TransCheckMaxTimeTopic, 1)
 	tc.Perm = protocol.PermRead | protocol.PermWrite
-	if _, _, _, err := b.topics.CreateIfAbsent(tc); err != nil {
-		b.log.Error("create topic failed", "topic", protocol.TransCheckMaxTimeTopic, "err", err)
+	if err := s.deps.CreateTopic(tc); err != nil {
+		s.log.Error("create topic failed", "topic", protocol.TransCheckMaxTimeTopic, "err", err)
 		return
 	}
 	m := rec.Message()
 	m.Topic, m.QueueID = protocol.TransCheckMaxTimeTopic, 0
 	m.SysFlag &^= record.FlagBornHostV6 | record.FlagStoreHostV6
-	if res, err := b.store.Put(b.ctx, &m); !res.Status.Stored() {
-		b.log.Error("discarded half message not stored", "topic", protocol.TransCheckMaxTimeTopic, "status", res.Status, "err", err)
+	if res, err := s.store.Put(s.ctx, &m); !res.Stored {
+		s.log.Error("discarded half message not stored", "topic", protocol.TransCheckMaxTimeTopic, "status", res.Status, "err", err)
 	}
 }
