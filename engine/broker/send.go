@@ -323,7 +323,7 @@ func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHead
 		return resp
 	}
 	m.Topic, m.QueueID = dlq.TopicName, 0
-	m.Properties = removeProperties(m.Properties, record.PropertyDelayTimeLevel)
+	m.Properties = record.RemoveProperties(m.Properties, record.PropertyDelayTimeLevel)
 	return nil
 }
 
@@ -426,19 +426,6 @@ func bornHost(conn *remoting.Conn) netip.AddrPort {
 		return ap
 	}
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
-}
-
-// removeProperties drops names from an encoded properties string.
-func removeProperties(props string, names ...string) string {
-	m := record.DecodeProperties(props)
-	n := len(m)
-	for _, name := range names {
-		delete(m, name)
-	}
-	if len(m) == n {
-		return props
-	}
-	return record.EncodeProperties(m)
 }
 
 // setProperty sets name to value in an encoded properties string.

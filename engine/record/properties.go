@@ -140,3 +140,17 @@ func equalName[S ~string | ~[]byte](k S, name string) bool {
 	}
 	return true
 }
+
+// RemoveProperties returns the encoded properties s without names; s itself
+// when it has none of them.
+func RemoveProperties(s string, names ...string) string {
+	m := DecodeProperties(s)
+	n := len(m)
+	for _, name := range names {
+		delete(m, name)
+	}
+	if len(m) == n {
+		return s
+	}
+	return EncodeProperties(m)
+}

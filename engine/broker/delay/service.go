@@ -158,16 +158,3 @@ func (s *Service) Wake(topic string, queueID int32) bool {
 func refusef(code int32, format string, args ...any) *remoting.Command {
 	return remoting.NewResponse(code, fmt.Sprintf(format, args...))
 }
-
-// dropProperties drops names from an encoded properties string.
-func dropProperties(props string, names ...string) string {
-	m := record.DecodeProperties(props)
-	n := len(m)
-	for _, name := range names {
-		delete(m, name)
-	}
-	if len(m) == n {
-		return props
-	}
-	return record.EncodeProperties(m)
-}

@@ -60,7 +60,7 @@ func (s *Service) DivertTimer(m *record.Message) *remoting.Command {
 		return nil
 	}
 	if m.Topic == protocol.ScheduleTopic {
-		m.Properties = dropProperties(m.Properties, PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
+		m.Properties = record.RemoveProperties(m.Properties, PropertyTimerDeliverMS, PropertyTimerDelaySec, PropertyTimerDelayMS)
 		return nil
 	}
 	if tt := record.TransactionType(m.SysFlag); tt == record.TransactionPrepared || tt == record.TransactionRollback {
