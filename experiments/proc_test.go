@@ -199,6 +199,46 @@ pairings:
 	}
 }
 
+// A process cell driven by the official RocketMQ Go client: the child's
+// broker registers with the harness's name server, the official client finds
+// it there, and the child's CPU per acknowledged message is measured (the
+// broker's cost of the official client's requests, apart from the client's).
+func TestOfficialClientProcessCell(t *testing.T) {
+	needProc(t)
+	t.Parallel() // a run of its own: own directories, ports and child
+	e, err := Parse([]byte(strings.Replace(procBase, "peers: [nats]\n", "", 1) + `
+extra:
+  - {client: rocketmq}
+pairings:
+  - {name: official_vs_own_client_cpu, numerator: {client: rocketmq}, denominator: {client: brokerlab}, metric: cpu/msg}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Progress: &log,
+		ProgressEvery: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != result.StatusOK || len(o.Cells) != 2 {
+		t.Fatalf("status %s, %d cells\n%s", o.Status, len(o.Cells), log.String())
+	}
+	var official bool
+	for _, c := range o.Cells {
+		if c.Error != "" || c.Ops == 0 || c.ServerCPUMicrosPerMsg <= 0 {
+			t.Fatalf("%s: error %q ops %d, %v µs/msg\n%s", c.Name, c.Error, c.Ops, c.ServerCPUMicrosPerMsg, log.String())
+		}
+		official = official || strings.Contains(c.Name, "client=rocketmq")
+	}
+	if !official {
+		t.Fatalf("no client=rocketmq cell among %v", o.Cells)
+	}
+	if len(o.Ratios) != 1 || o.Ratios[0].Missing != "" || o.Ratios[0].Stat.Median <= 0 {
+		t.Fatalf("ratios %+v", o.Ratios)
+	}
+}
+
 // A child whose server cannot start fails the cell with the child's
 // stderr in the error, and leaves no process behind.
 func TestProcessChildStartFailure(t *testing.T) {
@@ -292,7 +332,7 @@ engine: {transport: process}
 `
 	for _, tc := range []struct{ extra, want string }{
 		{"  tls: true\n", "tls"},
-		{"  client: rocketmq\n", "client rocketmq"},
+		{"  client: nosuch\n", "client nosuch"},
 		{"  replication: sync\n", "replication sync"},
 		{"  stages: true\n", "stages"},
 	} {
