@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -275,18 +276,29 @@ func TestProcessChildStartFailure(t *testing.T) {
 // SIGTERM, which it answers with a clean shutdown) fails the cell.
 func TestProcessChildExitDuringCell(t *testing.T) {
 	needProc(t)
-	e, err := Parse([]byte(strings.Replace(procBase, "peers: [nats]\n", "", 1)))
+	// 3 s measured: the SIGTERM below lands inside the window even when a
+	// loaded machine delays the first progress line.
+	y := strings.Replace(strings.Replace(procBase, "peers: [nats]\n", "", 1), "duration: 1s\n", "duration: 3s\n", 1)
+	e, err := Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := watchChildren(nil)
-	// The first progress line comes from the measured window: then the
-	// child gets SIGTERM.
+	// The first progress line comes from the measured window: it arms the
+	// kill. The child gets SIGTERM then, or when the watcher first sees it
+	// if that is later (whichever happens second sends the one signal).
+	var armed, sent atomic.Bool
+	kill := func(pid int) {
+		if armed.Load() && sent.CompareAndSwap(false, true) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	w := watchChildren(func(pid int, _ string) { kill(pid) })
 	term := &onLine{match: " t=", do: func() {
+		armed.Store(true)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for pid := range w.pids {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+			kill(pid)
 		}
 	}}
 	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(),
@@ -296,10 +308,10 @@ func TestProcessChildExitDuringCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(o.Cells) != 1 || !regexp.MustCompile(`(exited during the cell|stopped on its own during the cell \(STOPPING SIGTERM\)) \(exit: ok\)`).MatchString(o.Cells[0].Error) {
-		t.Fatalf("cells %+v\n%s", o.Cells, term.b.String())
+		t.Fatalf("signal sent %v; cells %+v\n%s", sent.Load(), o.Cells, term.b.String())
 	}
-	if len(pids) != 1 || !term.done {
-		t.Fatalf("children %v, signalled %v", pids, term.done)
+	if len(pids) != 1 || !term.done || !sent.Load() {
+		t.Fatalf("children %v, armed %v, signalled %v", pids, term.done, sent.Load())
 	}
 }
 
