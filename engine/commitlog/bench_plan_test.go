@@ -330,23 +330,30 @@ func TestPlanOrder(t *testing.T) {
 		t.Fatal("no RawPath rows")
 	}
 	// Each pattern, split into the per-level patterns go test matches
-	// against the levels of a name, selects its own row only.
-	type compiled struct{ res []*regexp.Regexp }
-	pats := make([]compiled, len(rows))
-	for i, r := range rows {
-		for _, e := range strings.Split(r.pattern(), "/") {
-			pats[i].res = append(pats[i].res, regexp.MustCompile(e))
+	// against the levels of a name, matches at every level its own row's
+	// value and no other value seen at that level; rows differ in some
+	// level, so a pattern selects its own row and no other.
+	levels := map[int]map[string]bool{}
+	for _, r := range rows {
+		for k, v := range strings.Split("Benchmark"+r.name(), "/") {
+			if levels[k] == nil {
+				levels[k] = map[string]bool{}
+			}
+			levels[k][v] = true
 		}
 	}
-	for i, r := range rows {
-		for j, s := range rows {
-			levels := strings.Split("Benchmark"+s.name(), "/")
-			match := len(levels) == len(pats[i].res)
-			for k := 0; match && k < len(levels); k++ {
-				match = pats[i].res[k].MatchString(levels[k])
-			}
-			if match != (i == j) {
-				t.Fatalf("pattern %s matches %s: %v", r.pattern(), s.name(), match)
+	for _, r := range rows {
+		own := strings.Split("Benchmark"+r.name(), "/")
+		pats := strings.Split(r.pattern(), "/")
+		if len(pats) != len(own) {
+			t.Fatalf("pattern %s has %d levels, name %d", r.pattern(), len(pats), len(own))
+		}
+		for k, p := range pats {
+			re := regexp.MustCompile(p)
+			for v := range levels[k] {
+				if re.MatchString(v) != (v == own[k]) {
+					t.Fatalf("pattern %s level %d matches %q: %v", r.pattern(), k, v, re.MatchString(v))
+				}
 			}
 		}
 	}
