@@ -380,6 +380,9 @@ func (s *Service) notification(ctx context.Context, _ *remoting.Conn, req *remot
 	if err != nil {
 		return nil, err
 	}
+	if _, err := ext.OptBool("order", false); err != nil {
+		return nil, err
+	}
 	if _, _, err := s.checkPop(Request{Group: group, Topic: topic, QueueID: qid, MaxMessages: 1, Invisible: 1}); err != nil {
 		return errorResponse(err), nil
 	}
