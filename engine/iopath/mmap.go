@@ -40,6 +40,9 @@ func openMmap(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appende
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("%w: mmap: size %d does not fit in an int", ErrBadSize, size)
 	}
+	if cfg.DSync {
+		return nil, refuseDSync(Mmap, path)
+	}
 	f, err := openSegmentFile(fs, Mmap, path, size, wrotePos, 0)
 	if err != nil {
 		return nil, err

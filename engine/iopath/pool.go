@@ -81,6 +81,9 @@ func openPool(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appende
 	if err := validateConfig(&cfg); err != nil {
 		return nil, err
 	}
+	if cfg.DSync {
+		return nil, refuseDSync(Pool, path)
+	}
 	pool := cfg.Pool
 	if pool == nil {
 		pool = DefaultBufferPool(size)

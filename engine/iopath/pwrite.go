@@ -17,10 +17,19 @@ func init() { Register(Pwrite, openPwrite) }
 //
 // The uncached path is this appender with writeAt = vfs.WriteAtUncached
 // (pwritev2 with RWF_DONTCACHE); see uncached.go.
+//
+// Under Config.DSync Append only queues its bytes for dsync's writer
+// goroutines, which write each append durably (pwritev2 with RWF_DSYNC,
+// plus RWF_DONTCACHE on the uncached path), several at once; FlushedPos and
+// CommittedPos are the durable prefix, Flush waits for it to reach the
+// WrotePos it saw (no fdatasync), and ReadAt serves bytes above it from
+// the queued copies. See dsyncWriters.
 type pwriteAppender struct {
 	segmentBase
 	// writeAt writes one Append; nil is a plain pwrite.
 	writeAt func(f vfs.File, p []byte, off int64) (int, error)
+	// dsync is non-nil under Config.DSync.
+	dsync *dsyncWriters
 }
 
 func openPwrite(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appender, error) {
@@ -33,11 +42,28 @@ func openPwrite(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 	}
 	a := &pwriteAppender{}
 	a.init(Pwrite, path, f, size, wrotePos)
+	a.setDSync(cfg, false, wrotePos)
 	if err := a.applyKnobs(cfg, wrotePos); err != nil {
 		a.Close()
 		return nil, err
 	}
 	return a, nil
+}
+
+// setDSync gives the appender its durable writers under cfg.DSync.
+func (a *pwriteAppender) setDSync(cfg Config, uncached bool, wrotePos int64) {
+	if cfg.DSync {
+		a.dsync = newDSyncWriters(&a.segmentBase, uncached, cfg.DSyncWriters, wrotePos)
+	}
+}
+
+// CommittedPos is WrotePos, or under DSync the durable prefix (queued
+// appends are lost with the process).
+func (a *pwriteAppender) CommittedPos() int64 {
+	if a.dsync != nil {
+		return a.dsync.durable.Load()
+	}
+	return a.wrote.Load()
 }
 
 func (a *pwriteAppender) applyKnobs(cfg Config, wrotePos int64) error {
@@ -58,6 +84,13 @@ func (a *pwriteAppender) Append(p []byte) (int64, error) {
 		return w, err
 	}
 	if len(p) == 0 {
+		return w, nil
+	}
+	if a.dsync != nil {
+		a.dsync.enqueue(p, w)
+		w += int64(len(p))
+		a.wrote.Store(w)
+		a.countAppend(len(p))
 		return w, nil
 	}
 	if a.writeAt != nil {
@@ -88,6 +121,10 @@ func (a *pwriteAppender) Flush() (int64, error) {
 	if w == f {
 		return f, nil
 	}
+	if a.dsync != nil {
+		// The writers make the bytes durable; wait until they cover w.
+		return a.dsync.wait(w)
+	}
 	t0 := time.Now()
 	err = a.file.Datasync()
 	a.countSync(time.Since(t0))
@@ -105,9 +142,15 @@ func (a *pwriteAppender) ReadAt(p []byte, off int64) (int, error) {
 	if n == 0 {
 		return 0, rerr
 	}
-	m, err := a.file.ReadAt(p[:n], off)
-	if err != nil {
-		return m, err
+	fileEnd := off + int64(n)
+	if a.dsync != nil {
+		// Bytes at or above the durable prefix come from the queued copies.
+		fileEnd = min(fileEnd, max(a.dsync.readPending(p[:n], off), off))
+	}
+	if fileEnd > off {
+		if m, err := a.file.ReadAt(p[:fileEnd-off], off); err != nil {
+			return m, err
+		}
 	}
 	return n, rerr
 }
@@ -121,5 +164,8 @@ func (a *pwriteAppender) Close() error {
 		return nil
 	}
 	a.closed = true
+	if a.dsync != nil {
+		a.dsync.stop() // queued appends are written (durably) before the file closes
+	}
 	return a.file.Close()
 }
