@@ -160,6 +160,10 @@ func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 	if err != nil {
 		return nil, err
 	}
+	if err := syncSizeForDSync(f, cfg, size, wrotePos); err != nil {
+		f.Close()
+		return nil, err
+	}
 	offAlign, memAlign := dioAlign(f.Fd())
 	align := max(offAlign, memAlign)
 	switch {

@@ -29,6 +29,21 @@ var ErrNoDSync = errors.New("iopath: write path has no durable write (flush=dsyn
 // durably (Config.DSync).
 func SupportsDSync(k Kind) bool { return k == Pwrite || k == Uncached || k == Direct }
 
+// syncSizeForDSync makes a segment's preallocated size durable before
+// durable writes go into it: RWF_DSYNC makes a write's bytes durable, but
+// not the size fallocate gave the file beyond them, which only an
+// fdatasync does (under the other policies their first flush does it). A
+// segment opened full is only read and needs nothing.
+func syncSizeForDSync(f vfs.File, cfg Config, size, wrotePos int64) error {
+	if !cfg.DSync || wrotePos >= size {
+		return nil
+	}
+	if err := f.Datasync(); err != nil {
+		return fmt.Errorf("iopath: fdatasync the preallocated %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
 // refuseDSync is the Opener error of a write path without durable writes.
 func refuseDSync(k Kind, path string) error {
 	return fmt.Errorf("%w: %s %s", ErrNoDSync, k, path)

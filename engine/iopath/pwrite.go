@@ -40,6 +40,10 @@ func openPwrite(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 	if err != nil {
 		return nil, err
 	}
+	if err := syncSizeForDSync(f, cfg, size, wrotePos); err != nil {
+		f.Close()
+		return nil, err
+	}
 	a := &pwriteAppender{}
 	a.init(Pwrite, path, f, size, wrotePos)
 	a.setDSync(cfg, false, wrotePos)

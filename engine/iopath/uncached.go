@@ -37,6 +37,10 @@ func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (App
 	if err != nil {
 		return nil, err
 	}
+	if err := syncSizeForDSync(f, cfg, size, wrotePos); err != nil {
+		f.Close()
+		return nil, err
+	}
 	if err := probeUncached(f, wrotePos, cfg.DSync); err != nil {
 		f.Close()
 		if !existed {
