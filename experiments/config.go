@@ -33,6 +33,7 @@ import (
 	"github.com/brokerlab/brokerlab/experiments/result"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/internal/bytesize"
 	"github.com/brokerlab/brokerlab/workloads/randvar"
 )
@@ -172,7 +173,7 @@ const (
 // Engine is the system under test.
 type Engine struct {
 	Path        string `yaml:"path" json:"path" pair:"system"` // mmap|pwrite|pool|direct|uncached (another system has its own)
-	Flush       string `yaml:"flush" json:"flush"`             // sync|async|group|rmqgroup
+	Flush       string `yaml:"flush" json:"flush"`             // sync|async|group|rmqgroup|dsync
 	SegmentSize Size   `yaml:"segment_size" json:"segment_size" pair:"seg"`
 	// Prealloc creates the next segment in the background.
 	Prealloc *bool `yaml:"prealloc,omitempty" json:"prealloc,omitempty"`
@@ -573,6 +574,9 @@ func validateEngine(en Engine) error {
 	if _, err := flush.ParseKind(en.Flush); err != nil {
 		return bad("flush", en.Flush, "one of "+strings.Join(flushNames(), ", "))
 	}
+	if flush.Kind(en.Flush).DurableWrites() && !iopath.SupportsDSync(iopath.Kind(en.Path)) {
+		return bad("flush", en.Flush, "a write path with a durable write (pwrite, uncached or direct) for flush=dsync, not path="+en.Path)
+	}
 	if en.SegmentSize < 64<<10 || en.SegmentSize%4096 != 0 {
 		return bad("segment_size", en.SegmentSize, ">= 64KiB and a multiple of 4KiB")
 	}
@@ -740,7 +744,7 @@ func (e *Experiment) set(param, v string) error {
 // flushNames are the flush policies the engine knows.
 func flushNames() []string {
 	var out []string
-	for _, k := range flush.Kinds() {
+	for _, k := range flush.AllKinds() {
 		out = append(out, string(k))
 	}
 	return out
