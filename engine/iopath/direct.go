@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
@@ -270,15 +269,11 @@ func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
 // the device (see the type's crash semantics); it waits only when every
 // buffer is queued for writing.
 func (a *directAppender) Append(p []byte) (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	w, err := a.appendStart(len(p))
-	if err != nil {
-		return w, err
-	}
-	if len(p) == 0 {
-		return w, nil
-	}
+	return a.appendWith(p, a.stage)
+}
+
+// stage is Append's step: copy p into the staging buffers from w.
+func (a *directAppender) stage(p []byte, w int64) (int64, error) {
 	n := len(p)
 	for len(p) > 0 {
 		b := &a.bufs[a.cur] // cur >= 0: a span below size is always staged
@@ -341,38 +336,22 @@ func (a *directAppender) CommittedPos() int64 {
 // Flush writes the staged tail and everything queued before it, then
 // fdatasyncs; see the type's doc.
 func (a *directAppender) Flush() (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	f, err := a.flushStart()
-	if err != nil {
-		return f, err
-	}
-	w, base, err := a.writeTail()
-	if err != nil {
-		return f, err
-	}
-	if base >= 0 {
-		a.markClean(base, alignDown(w, a.align))
-	}
-	if w == f {
-		return f, nil
-	}
-	if a.dsync {
-		// Every write below w, the tail's included, was durable on
-		// completion.
-		a.flushed.Store(w)
-		return w, nil
-	}
-	t0 := time.Now()
-	err = a.file.Datasync()
-	a.countSync(time.Since(t0))
-	if err != nil {
-		return f, a.fail(err)
-	}
-	a.flushed.Store(w)
-	return w, nil
+	return a.flushWith(func(f int64) (int64, error) {
+		w, base, err := a.writeTail()
+		if err != nil {
+			return f, err
+		}
+		if base >= 0 {
+			a.markClean(base, alignDown(w, a.align))
+		}
+		if a.dsync && w != f {
+			// Every write below w, the tail's included, was durable on
+			// completion.
+			a.flushed.Store(w)
+			return w, nil
+		}
+		return a.syncTo(f, w, a.file.Datasync)
+	})
 }
 
 // directTailHook, when set by a test, runs inside writeTail between reading

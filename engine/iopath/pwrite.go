@@ -1,10 +1,6 @@
 package iopath
 
-import (
-	"time"
-
-	"github.com/brokerlab/brokerlab/engine/vfs"
-)
+import "github.com/brokerlab/brokerlab/engine/vfs"
 
 func init() { Register(Pwrite, openPwrite) }
 
@@ -81,15 +77,12 @@ func (a *pwriteAppender) applyKnobs(cfg Config, wrotePos int64) error {
 }
 
 func (a *pwriteAppender) Append(p []byte) (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	w, err := a.appendStart(len(p))
-	if err != nil {
-		return w, err
-	}
-	if len(p) == 0 {
-		return w, nil
-	}
+	return a.appendWith(p, a.write)
+}
+
+// write is Append's step: p at w, by the durable writers under DSync.
+func (a *pwriteAppender) write(p []byte, w int64) (int64, error) {
+	var err error
 	if a.dsync != nil {
 		a.dsync.enqueue(p, w)
 		w += int64(len(p))
@@ -113,50 +106,28 @@ func (a *pwriteAppender) Append(p []byte) (int64, error) {
 }
 
 func (a *pwriteAppender) Flush() (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	f, err := a.flushStart()
-	if err != nil {
-		return f, err
-	}
-	w := a.wrote.Load()
-	if w == f {
-		return f, nil
-	}
-	if a.dsync != nil {
-		// The writers make the bytes durable; wait until they cover w.
-		return a.dsync.wait(w)
-	}
-	t0 := time.Now()
-	err = a.file.Datasync()
-	a.countSync(time.Since(t0))
-	if err != nil {
-		return f, a.fail(err)
-	}
-	a.flushed.Store(w)
-	return w, nil
+	return a.flushWith(func(f int64) (int64, error) {
+		w := a.wrote.Load()
+		if a.dsync != nil && w != f {
+			// The writers make the bytes durable; wait until they cover w.
+			return a.dsync.wait(w)
+		}
+		return a.syncTo(f, w, a.file.Datasync)
+	})
 }
 
 func (a *pwriteAppender) ReadAt(p []byte, off int64) (int, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	n, rerr := a.readStart(p, off)
-	if n == 0 {
-		return 0, rerr
-	}
-	fileEnd := off + int64(n)
-	if a.dsync != nil {
-		// Bytes at or above the durable prefix come from the queued copies.
-		fileEnd = min(fileEnd, max(a.dsync.readPending(p[:n], off), off))
-	}
-	if fileEnd > off {
-		if m, err := a.file.ReadAt(p[:fileEnd-off], off); err != nil {
-			return m, err
+	return a.readWith(p, off, func(q []byte, off int64) (int, error) {
+		fileEnd := off + int64(len(q))
+		if a.dsync != nil {
+			// Bytes at or above the durable prefix come from the queued copies.
+			fileEnd = min(fileEnd, max(a.dsync.readPending(q, off), off))
 		}
-	}
-	return n, rerr
+		if fileEnd > off {
+			return a.file.ReadAt(q[:fileEnd-off], off)
+		}
+		return len(q), nil
+	})
 }
 
 // Close closes the file (written bytes are in the page cache). It is
