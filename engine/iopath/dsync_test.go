@@ -127,8 +127,11 @@ func TestDSyncWritesOverlap(t *testing.T) {
 				if _, err := a.Append(src[i*100 : (i+1)*100]); err != nil {
 					t.Fatal(err)
 				}
+				if i < 3 {
+					// One append per idle writer, so none coalesces two.
+					waitFor(t, "the append's write to start", func() bool { return inj.Fired(id) == uint64(i+1) })
+				}
 			}
-			waitFor(t, "3 writes in flight", func() bool { return inj.Fired(id) >= 3 })
 			if n := inj.Fired(id); n != 3 {
 				t.Fatalf("%d writes started, want DSyncWriters = 3", n)
 			}
@@ -198,10 +201,13 @@ func TestDSyncFlushedPosIsContiguousPrefix(t *testing.T) {
 		if _, err := a.Append(src[i*64 : (i+1)*64]); err != nil {
 			t.Fatal(err)
 		}
+		if i == 0 {
+			<-hfs.held // the first append's write waits alone
+		}
 	}
-	<-hfs.held
-	// The three later writes finish while the first waits.
-	waitFor(t, "the later writes to complete", func() bool { return a.(Stats).IOStats().WriteCalls == 3 })
+	// The three later appends are written (in one to three calls) while
+	// the first waits.
+	waitFor(t, "the later writes to complete", func() bool { return a.(Stats).IOStats().WriteBytes == 3*64 })
 	if fp := a.FlushedPos(); fp != 0 {
 		t.Fatalf("FlushedPos %d with the first write stalled, want 0", fp)
 	}
