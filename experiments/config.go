@@ -562,6 +562,16 @@ func (e *Experiment) Validate() error {
 	return e.validatePairings()
 }
 
+// validateDSync refuses a cell whose flush policy needs a durable write on
+// a write path without one (dsync on mmap or pool). It is checked on whole
+// cells (Cells), not per matrix value: a path axis may come later.
+func validateDSync(en Engine) error {
+	if flush.Kind(en.Flush).DurableWrites() && !iopath.SupportsDSync(iopath.Kind(en.Path)) {
+		return fmt.Errorf("%w: engine.flush = %s: want a write path with a durable write (pwrite, uncached or direct), not path=%s", ErrConfig, en.Flush, en.Path)
+	}
+	return nil
+}
+
 func validateEngine(en Engine) error {
 	bad := func(key string, v any, want string) error {
 		return fmt.Errorf("%w: engine.%s = %v: want %s", ErrConfig, key, v, want)
@@ -573,9 +583,6 @@ func validateEngine(en Engine) error {
 	}
 	if _, err := flush.ParseKind(en.Flush); err != nil {
 		return bad("flush", en.Flush, "one of "+strings.Join(flushNames(), ", "))
-	}
-	if flush.Kind(en.Flush).DurableWrites() && !iopath.SupportsDSync(iopath.Kind(en.Path)) {
-		return bad("flush", en.Flush, "a write path with a durable write (pwrite, uncached or direct) for flush=dsync, not path="+en.Path)
 	}
 	if en.SegmentSize < 64<<10 || en.SegmentSize%4096 != 0 {
 		return bad("segment_size", en.SegmentSize, ">= 64KiB and a multiple of 4KiB")
