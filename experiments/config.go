@@ -33,6 +33,7 @@ import (
 	"github.com/brokerlab/brokerlab/experiments/result"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/internal/bytesize"
 	"github.com/brokerlab/brokerlab/workloads/randvar"
 )
@@ -172,7 +173,7 @@ const (
 // Engine is the system under test.
 type Engine struct {
 	Path        string `yaml:"path" json:"path" pair:"system"` // mmap|pwrite|pool|direct|uncached (another system has its own)
-	Flush       string `yaml:"flush" json:"flush"`             // sync|async|group|rmqgroup
+	Flush       string `yaml:"flush" json:"flush"`             // sync|async|group|rmqgroup|dsync
 	SegmentSize Size   `yaml:"segment_size" json:"segment_size" pair:"seg"`
 	// Prealloc creates the next segment in the background.
 	Prealloc *bool `yaml:"prealloc,omitempty" json:"prealloc,omitempty"`
@@ -561,6 +562,16 @@ func (e *Experiment) Validate() error {
 	return e.validatePairings()
 }
 
+// validateDSync refuses a cell whose flush policy needs a durable write on
+// a write path without one (dsync on mmap or pool). It is checked on whole
+// cells (Cells), not per matrix value: a path axis may come later.
+func validateDSync(en Engine) error {
+	if flush.Kind(en.Flush).DurableWrites() && !iopath.SupportsDSync(iopath.Kind(en.Path)) {
+		return fmt.Errorf("%w: engine.flush = %s: want a write path with a durable write (pwrite, uncached or direct), not path=%s", ErrConfig, en.Flush, en.Path)
+	}
+	return nil
+}
+
 func validateEngine(en Engine) error {
 	bad := func(key string, v any, want string) error {
 		return fmt.Errorf("%w: engine.%s = %v: want %s", ErrConfig, key, v, want)
@@ -740,7 +751,7 @@ func (e *Experiment) set(param, v string) error {
 // flushNames are the flush policies the engine knows.
 func flushNames() []string {
 	var out []string
-	for _, k := range flush.Kinds() {
+	for _, k := range flush.AllKinds() {
 		out = append(out, string(k))
 	}
 	return out

@@ -180,3 +180,30 @@ peer_duration: 3s
 		t.Fatalf("replay with --quick: %v", err)
 	}
 }
+
+// flush=dsync needs a write path with a durable write: a matrix that crosses
+// it with mmap is refused with a clear error once the cells are resolved
+// (the flush axis may come before the path axis); with pwrite it resolves.
+func TestDSyncCellsNeedDurableWritePath(t *testing.T) {
+	for _, tc := range []struct {
+		paths string
+		ok    bool
+	}{{"[pwrite, direct]", true}, {"[pwrite, mmap]", false}} {
+		e, err := Parse([]byte(`
+name: d
+matrix:
+  - {param: flush, values: [group, dsync]}
+  - {param: path, values: ` + tc.paths + `}
+`))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.paths, err)
+		}
+		_, err = e.Cells()
+		if tc.ok && err != nil {
+			t.Fatalf("%s: %v", tc.paths, err)
+		}
+		if !tc.ok && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "path=mmap")) {
+			t.Fatalf("%s: err %v, want ErrConfig naming path=mmap", tc.paths, err)
+		}
+	}
+}

@@ -25,6 +25,9 @@ var ErrNoFio = errors.New("experiments: fio is not installed (apt-get install fi
 //	group   fdatasync every Every writes (group commit; a run sweeps Every
 //	        over GroupSweep and keeps the envelope)
 //	none    no fdatasync (async: acknowledged from the page cache)
+//	dsync   every write durable by itself, O_DSYNC (--sync=dsync; FUA on
+//	        O_DIRECT), no fdatasync: the dsync policy, with Conc writes in
+//	        flight (libaio iodepth) on O_DIRECT
 //
 // O_DIRECT jobs run on one file with libaio at iodepth Conc (the producers
 // appending to one log) and measure the device: Ceiling "device". Buffered
@@ -50,6 +53,8 @@ func (j FioJob) Ceiling() string {
 		return "device"
 	case j.Sync == "none":
 		return "page-cache"
+	case j.Sync == "dsync":
+		return "buffered-dsync"
 	}
 	return "buffered-fdatasync"
 }
@@ -88,9 +93,11 @@ func (j FioJob) fioArgs(dir string, fileSize int64) ([]string, error) {
 			return nil, fmt.Errorf("%w: fio group pattern needs a batch (Every >= 1)", ErrConfig)
 		}
 		args = append(args, "--fdatasync="+strconv.Itoa(j.Every))
+	case "dsync":
+		args = append(args, "--sync=dsync")
 	case "none":
 	default:
-		return nil, fmt.Errorf("%w: fio sync pattern %q (want sync, group or none)", ErrConfig, j.Sync)
+		return nil, fmt.Errorf("%w: fio sync pattern %q (want sync, group, dsync or none)", ErrConfig, j.Sync)
 	}
 	return args, nil
 }
@@ -256,7 +263,7 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 				if direct && bs%512 != 0 {
 					continue
 				}
-				for _, s := range []string{"sync", "group", "none"} {
+				for _, s := range []string{"sync", "group", "dsync", "none"} {
 					if ctx.Err() != nil {
 						status = result.StatusInterrupted
 						break

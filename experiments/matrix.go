@@ -62,6 +62,9 @@ func (e *Experiment) Cells() ([]Cell, error) {
 	}
 	for i := range cells {
 		c := &cells[i]
+		if err := validateDSync(c.Exp.Engine); err != nil {
+			return nil, err
+		}
 		// path and flush lead every name, swept or not.
 		lead := []Param{{"path", c.Exp.Engine.Path}, {"flush", c.Exp.Engine.Flush}}
 		for _, p := range c.Params {

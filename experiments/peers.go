@@ -127,11 +127,14 @@ func fixedSize(spec string) int {
 
 // fioPattern maps a flush policy onto the fio sync pattern with the same
 // acknowledgement point: fdatasync per write (sync), every N writes swept
-// over GroupSweep (group, rmqgroup), none (async: the page cache).
+// over GroupSweep (group, rmqgroup), O_DSYNC writes (dsync), none (async:
+// the page cache).
 func fioPattern(flushKind string) string {
 	switch flushKind {
 	case "sync":
 		return "sync"
+	case "dsync":
+		return "dsync"
 	case "async":
 		return "none"
 	}

@@ -198,7 +198,7 @@ store's abort file).`,
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:10911", "listen address (host:port; port 0 picks one)")
 	fl.StringVar(&f.storeDir, "store", "", "store root directory (required)")
 	fl.StringVar(&f.writePath, "write-path", string(iopath.Mmap), "commit-log write path: mmap, pwrite, pool, direct or uncached (RWF_DONTCACHE, Linux >= 6.14)")
-	fl.StringVar(&f.flushKind, "flush", string(flush.Async), "flush policy: sync, async, group or rmqgroup")
+	fl.StringVar(&f.flushKind, "flush", string(flush.Async), "flush policy: sync, async, group, rmqgroup or dsync (dsync: pwrite, uncached or direct only)")
 	fl.StringVar(&f.segmentSize, "segment-size", "1GiB", "commit-log segment size (KiB, MiB, GiB suffixes)")
 	fl.StringVar(&f.configFile, "config", "", "broker config file (YAML or JSON); flags override it")
 	fl.StringVarP(&f.propsFile, "properties", "c", "", "RocketMQ broker.conf (Java properties, as mqbroker -c); flags override it; unknown keys are logged")

@@ -29,6 +29,7 @@ var flushDiskTypes = map[string]flush.Kind{
 	"ASYNC_FLUSH": flush.Async,
 	"GROUP":       flush.Group,
 	"RMQGROUP":    flush.RMQGroup,
+	"DSYNC":       flush.DSync,
 }
 
 // flushDiskTypeOf is the broker.conf name of a flush policy.
@@ -122,7 +123,7 @@ func brokerFileFromProps(p *brokerconf.Props, confDir string) (brokerFile, error
 		k, ok := flushDiskTypes[strings.ToUpper(fdt)]
 		if !ok {
 			if _, err := flush.ParseKind(fdt); err != nil {
-				bad("flushDiskType=%s: want SYNC_FLUSH, ASYNC_FLUSH, GROUP or RMQGROUP", fdt)
+				bad("flushDiskType=%s: want SYNC_FLUSH, ASYNC_FLUSH, GROUP, RMQGROUP or DSYNC", fdt)
 			}
 			k = flush.Kind(fdt)
 		}

@@ -129,6 +129,11 @@ func TestBrokerConfPrecedence(t *testing.T) {
 		st.RetainBytes != 1<<30 || st.CleanInterval != 500*time.Millisecond {
 		t.Fatalf("extras: path %s flush %s retain %d clean %v", st.CommitLog.Path, st.CommitLog.Flush.Kind, st.RetainBytes, st.CleanInterval)
 	}
+	// flushDiskType=DSYNC: overlapped durable writes (a write path with one).
+	conf = writeConf(t, "d.conf", "storePathRootDir=/s\nwritePath=pwrite\nflushDiskType=DSYNC\n")
+	if st := mustResolve(t, "-c", conf).scfg; st.CommitLog.Path != iopath.Pwrite || st.CommitLog.Flush.Kind != flush.DSync {
+		t.Fatalf("DSYNC: path %s flush %s", st.CommitLog.Path, st.CommitLog.Flush.Kind)
+	}
 }
 
 // The YAML --config takes the retention and index keys too (RocketMQ's names

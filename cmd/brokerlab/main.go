@@ -8,7 +8,7 @@
 //	brokerlab benchratio results/bench/STAMP/bench.txt results/bench/STAMP/fio.txt
 //	brokerlab namesrv --listen 127.0.0.1:9876
 //	brokerlab broker --namesrv 127.0.0.1:9876 --listen 127.0.0.1:10911 --store DIR \
-//	    --write-path mmap|pwrite|pool|direct|uncached --flush sync|async|group|rmqgroup --segment-size 1GiB
+//	    --write-path mmap|pwrite|pool|direct|uncached --flush sync|async|group|rmqgroup|dsync --segment-size 1GiB
 //	brokerlab admin clusterList|topicStatus|consumerProgress|... -n 127.0.0.1:9876 [--json]  (mqadmin's commands)
 package main
 

@@ -41,7 +41,9 @@ func bodySHA(b []byte) string {
 
 // durable reports whether an acknowledgement under this flush policy
 // promises survival of a process crash.
-func (a ack) durable() bool { return a.flush == "sync" || a.flush == "group" || a.flush == "rmqgroup" }
+func (a ack) durable() bool {
+	return a.flush == "sync" || a.flush == "group" || a.flush == "rmqgroup" || a.flush == "dsync"
+}
 
 func parseAck(line string) (ack, error) {
 	f := strings.Fields(line)

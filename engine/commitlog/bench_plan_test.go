@@ -134,7 +134,10 @@ func allRows() []benchRow {
 	var rows []benchRow
 	for _, path := range iopath.Kinds() {
 		for _, c := range benchCells() {
-			for _, pol := range flush.Kinds() {
+			for _, pol := range flush.AllKinds() {
+				if pol.DurableWrites() && !iopath.SupportsDSync(path) {
+					continue // no such row (BenchmarkAppend)
+				}
 				rows = append(rows, benchRow{"Append", path, pol, c})
 			}
 			for _, pol := range baselineFlushes {
@@ -158,7 +161,7 @@ func allRows() []benchRow {
 func planOrder(rows []benchRow, passes int) [][]benchRow {
 	idx := func(xs []string, x string) int { return slices.Index(xs, x) }
 	cells := benchCells()
-	pols, paths := flush.Kinds(), iopath.Kinds()
+	pols, paths := flush.AllKinds(), iopath.Kinds()
 	key := func(r benchRow) []int {
 		return []int{slices.Index(cells, r.cell), slices.Index(pols, r.pol), slices.Index(paths, r.path), idx(benchOrder, r.bench)}
 	}

@@ -22,7 +22,7 @@ package commitlog
 //
 // Sub-benchmark names are key=value so benchstat can pivot on any of them:
 //
-//	BenchmarkAppend/path=X/flush=Y/size=S/conc=C      the commit log (X ∈ iopath.Kinds(), Y ∈ flush.Kinds())
+//	BenchmarkAppend/path=X/flush=Y/size=S/conc=C      the commit log (X ∈ iopath.Kinds(), Y ∈ flush.AllKinds(); dsync rows only for pwrite, uncached, direct)
 //	BenchmarkRawPath/path=X/flush=Y/size=S/conc=C     the fair raw baseline (Y ∈ sync, async, group)
 //	BenchmarkIndependent/path=pwrite/flush=async/size=S/conc=1
 //	                                                  a baseline sharing no engine code: pre-encoded
@@ -70,7 +70,9 @@ package commitlog
 // async) appends/flush (b.N over the flushes of the timed run) and flush-ns
 // (their mean latency); for group-style policies (group, rmqgroup) also
 // limit-ops/s = conc / flush-ns, the physical limit of a loop that flushes
-// back to back and serves every producer with each flush. Direct-path rows
+// back to back and serves every producer with each flush (not for dsync,
+// whose "flush" is only the wait for durable writes already in flight: its
+// flush-ns is that wait, and it has no such limit). Direct-path rows
 // add stage-waits/op (appends that waited for a staging buffer: the
 // device's back pressure).
 //
@@ -80,7 +82,8 @@ package commitlog
 // most time and disk; conc=4 is the P3 row
 // BenchmarkAppend/path=direct/flush=async/size=65536/conc=4. Both benchmarks
 // use the same cells, so every Append row has its raw row for each of sync,
-// async and group: with 5 paths and 4 policies, 220 Append + 165 RawPath +
+// async and group: with 5 paths and 4 policies, plus dsync on pwrite,
+// uncached and direct (which have no raw row), 253 Append + 165 RawPath +
 // 4 Independent + 2 AppendTail rows.
 //
 // -bench.seg sets the segment size (default 1 MiB: small, so that rolling
@@ -224,7 +227,7 @@ func waitsForFlush(k flush.Kind) bool { return k != flush.Async }
 // groupStyle reports whether policy k serves many waiters with one flush
 // (group, rmqgroup and any other batching policy): its physical limit is
 // conc / flush latency.
-func groupStyle(k flush.Kind) bool { return k != flush.Async && k != flush.Sync }
+func groupStyle(k flush.Kind) bool { return k == flush.Group || k == flush.RMQGroup }
 
 // report adds appends/flush and flush-ns for policies whose callers wait,
 // and limit-ops/s for group-style ones. n is the number of appends timed.
@@ -243,7 +246,10 @@ func (m *flushMeter) report(b *testing.B, k flush.Kind, n, conc int) {
 
 func BenchmarkAppend(b *testing.B) {
 	for _, path := range iopath.Kinds() {
-		for _, pol := range flush.Kinds() {
+		for _, pol := range flush.AllKinds() {
+			if pol.DurableWrites() && !iopath.SupportsDSync(path) {
+				continue // the commit log refuses dsync without a durable write (mmap, pool): no row
+			}
 			for _, c := range benchCells() {
 				name := fmt.Sprintf("path=%s/flush=%s/%s", path, pol, c)
 				b.Run(name, func(b *testing.B) { benchAppend(b, path, pol, c.size, c.conc) })

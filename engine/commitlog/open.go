@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/segment"
 	"github.com/brokerlab/brokerlab/engine/vfs"
@@ -126,6 +127,13 @@ func fillDefaults(cfg *Config) error {
 	}
 	if cfg.IO.CommitLeastPages <= 0 {
 		cfg.IO.CommitLeastPages = d.IO.CommitLeastPages
+	}
+	if cfg.Flush.Kind.DurableWrites() {
+		// dsync: the write path makes every append durable by itself.
+		if !iopath.SupportsDSync(cfg.Path) {
+			return fmt.Errorf("commitlog: flush policy %s with write path %s: %w", cfg.Flush.Kind, cfg.Path, iopath.ErrNoDSync)
+		}
+		cfg.IO.DSync = true
 	}
 	return nil
 }

@@ -28,8 +28,11 @@ import (
 // forEachConfig runs body over every write path × flush policy.
 func forEachConfig(t *testing.T, body func(t *testing.T, cfg Config)) {
 	for _, path := range iopath.Kinds() {
-		for _, pol := range flush.Kinds() {
+		for _, pol := range flush.AllKinds() {
 			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+				if pol.DurableWrites() && !iopath.SupportsDSync(path) {
+					t.Skipf("flush=%s needs a durable write, which write path %s has not (iopath.ErrNoDSync)", pol, path)
+				}
 				t.Parallel()
 				cfg := DefaultConfig(t.TempDir())
 				cfg.Path = path
@@ -412,6 +415,7 @@ func TestRecordLargerThanSegment(t *testing.T) {
 
 // A failed flush is sticky: the failing append and every later one get
 // SERVICE_NOT_AVAILABLE wrapping the I/O error, also after the fault clears.
+// Under dsync the failing operation is the append's durable write.
 func TestStickyFlushError(t *testing.T) {
 	forEachConfig(t, func(t *testing.T, cfg Config) {
 		inj := faultfs.NewInjector(1)
@@ -425,6 +429,11 @@ func TestStickyFlushError(t *testing.T) {
 		}
 		id := inj.Add(faultfs.Rule{Op: vfs.OpSync, Err: syscall.EIO})
 		id2 := inj.Add(faultfs.Rule{Op: vfs.OpMsync, Err: syscall.EIO})
+		ids := []faultfs.RuleID{id, id2}
+		if cfg.Flush.Kind.DurableWrites() {
+			// dsync: the durable write is the flush.
+			ids = append(ids, inj.Add(faultfs.Rule{Op: vfs.OpWrite, Err: syscall.EIO}))
+		}
 		var err error
 		deadline := time.Now().Add(10 * time.Second)
 		for i := 1; err == nil && time.Now().Before(deadline); i++ {
@@ -436,8 +445,9 @@ func TestStickyFlushError(t *testing.T) {
 		if !errors.Is(err, syscall.EIO) || StatusOf(err) != ServiceNotAvailable {
 			t.Fatalf("err = %v (status %v), want SERVICE_NOT_AVAILABLE wrapping EIO", err, StatusOf(err))
 		}
-		inj.Remove(id)
-		inj.Remove(id2)
+		for _, id := range ids {
+			inj.Remove(id)
+		}
 		for i := 0; i < 3; i++ {
 			_, err := l.Append(context.Background(), msg(rng, 100+i, 100), 0)
 			if !errors.Is(err, syscall.EIO) {

@@ -20,10 +20,10 @@ type Config struct {
 	Interval         time.Duration
 	LeastPages       int
 	ThoroughInterval time.Duration
-	// Group and RMQGroup: a commit not covered within SyncFlushTimeout
+	// Group, RMQGroup and DSync: a commit not covered within SyncFlushTimeout
 	// (syncFlushTimeout, 5 s) gets ErrTimeout.
 	SyncFlushTimeout time.Duration
-	// TickInterval (sync, group, rmqgroup): how often the policy wakes to
+	// TickInterval (sync, group, rmqgroup, dsync): how often the policy wakes to
 	// flush bytes appended but not flushed, which no Commit asked for
 	// (RocketMQ WAIT=false). RocketMQ's GroupCommitService waits 10 ms
 	// between rounds (waitForRunning(10)); 0 means that default. Such
@@ -76,18 +76,25 @@ func DefaultConfig(k Kind) Config {
 	}
 }
 
-// Kinds lists the policies in a stable order; tests and benchmarks iterate it.
+// Kinds lists, in a stable order, the policies every write path can run
+// (they make bytes durable with fdatasync or msync); tests and benchmarks
+// that use one write path iterate it.
 func Kinds() []Kind { return []Kind{Sync, Async, Group, RMQGroup} }
+
+// AllKinds is Kinds and DSync, which needs a write path with durable writes
+// (iopath.SupportsDSync); matrices over write paths × policies iterate it
+// and skip the pairs that cannot run.
+func AllKinds() []Kind { return append(Kinds(), DSync) }
 
 // ParseKind validates a policy name.
 func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		if string(k) == s {
 			return k, nil
 		}
 	}
-	names := make([]string, 0, len(Kinds()))
-	for _, k := range Kinds() {
+	names := make([]string, 0, len(AllKinds()))
+	for _, k := range AllKinds() {
 		names = append(names, string(k))
 	}
 	return "", fmt.Errorf("%w %q (have %s)", ErrUnknownKind, s, strings.Join(names, ", "))
@@ -120,7 +127,9 @@ func New(f Flusher, startPos int64, cfg Config) (Policy, error) {
 	case Group:
 		return newGroup(f, startPos, cfg), nil
 	case RMQGroup:
-		return newRMQGroup(f, startPos, cfg), nil
+		return newRMQGroup(f, startPos, cfg, "flush-rmqgroup"), nil
+	case DSync:
+		return newRMQGroup(f, startPos, cfg, "flush-dsync"), nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownKind, cfg.Kind)
 }

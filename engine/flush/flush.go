@@ -17,6 +17,15 @@
 //	       kick one dedicated flusher goroutine, which swaps its
 //	       double-buffered request lists and serves the read list with one
 //	       flush (the shape of pebble's LogWriter flush loop).
+//	dsync  overlapped durable writes: the write path writes every append
+//	       durably by itself (pwritev2 RWF_DSYNC; FUA on direct), several
+//	       in flight at once, and its flushed position is the end of the
+//	       contiguous prefix of completed writes. The Flusher's Flush then
+//	       only waits for the writes already issued (no fdatasync), and
+//	       the policy is rmqgroup's loop over it: an append is acknowledged
+//	       once the write holding it and every earlier byte completed.
+//	       Only write paths with a durable write can run it (the commit
+//	       log refuses mmap and pool at open).
 //
 // sync, group and rmqgroup also wake every TickInterval (10 ms, RocketMQ's
 // GroupCommitService waitForRunning(10)) and flush whatever was appended but
@@ -70,7 +79,14 @@ const (
 	// RMQGroup is RocketMQ's double-buffered GroupCommitService, kept
 	// beside Group so experiments can compare the two.
 	RMQGroup Kind = "rmqgroup"
+	// DSync acknowledges appends when their own durable writes complete
+	// (overlapped RWF_DSYNC writes, no fdatasync round).
+	DSync Kind = "dsync"
 )
+
+// DurableWrites reports whether policy k needs a write path whose writes
+// are durable by themselves (dsync).
+func (k Kind) DurableWrites() bool { return k == DSync }
 
 var (
 	// ErrTimeout is returned by Commit when the group flush did not cover the
@@ -106,9 +122,9 @@ func (e *shortFlushError) Is(target error) bool {
 }
 
 // Policy is told about every append that waits for its flush and returns
-// when the bytes up to pos are as durable as the policy promises: Sync, Group
-// and RMQGroup block until the flushed position is >= pos; Async returns at
-// once. Appends nobody commits are flushed by the policy's background work.
+// when the bytes up to pos are as durable as the policy promises: Sync,
+// Group, RMQGroup and DSync block until the flushed position is >= pos;
+// Async returns at once. Appends nobody commits are flushed by the policy's background work.
 //
 // Commit may be called concurrently from many goroutines, with pos values in
 // any order; pos must not exceed what has been appended when Commit is

@@ -99,7 +99,10 @@ func TestKindsAndParseKind(t *testing.T) {
 			t.Fatalf("Kinds() = %v, want %v", got, want)
 		}
 	}
-	for _, k := range Kinds() {
+	if all := AllKinds(); len(all) != len(want)+1 || all[len(want)] != DSync {
+		t.Fatalf("AllKinds() = %v, want Kinds() and dsync", all)
+	}
+	for _, k := range AllKinds() {
 		got, err := ParseKind(string(k))
 		if err != nil || got != k {
 			t.Fatalf("ParseKind(%q) = %q, %v", k, got, err)
@@ -109,7 +112,7 @@ func TestKindsAndParseKind(t *testing.T) {
 	if !errors.Is(err, ErrUnknownKind) {
 		t.Fatalf("ParseKind(fsync) err = %v", err)
 	}
-	if !strings.Contains(err.Error(), "sync, async, group, rmqgroup") {
+	if !strings.Contains(err.Error(), "sync, async, group, rmqgroup, dsync") {
 		t.Fatalf("ParseKind error %q does not list the policies", err)
 	}
 	if _, err := New(&fakeLog{}, 0, Config{Kind: "fsync"}); !errors.Is(err, ErrUnknownKind) {
@@ -121,7 +124,7 @@ func TestKindsAndParseKind(t *testing.T) {
 // position covers pos; after Close everything is flushed; the Flusher is
 // never entered concurrently.
 func TestCommitCoversPosition(t *testing.T) {
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{}
 			cfg := DefaultConfig(k)
@@ -180,7 +183,7 @@ func TestCommitCoversPosition(t *testing.T) {
 // policy's own background work — the tick under sync/group/rmqgroup,
 // FlushRealTimeService's loop under async — and not otherwise.
 func TestUnwaitedAppendsAreFlushed(t *testing.T) {
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{}
 			cfg := DefaultConfig(k)
@@ -218,7 +221,7 @@ func TestUnwaitedAppendsAreFlushed(t *testing.T) {
 // The same append stays unflushed while the background work is not due:
 // what flushes it above is the tick (or async's loop), nothing else.
 func TestUnwaitedAppendsWaitForTheTick(t *testing.T) {
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{}
 			cfg := DefaultConfig(k)
@@ -292,7 +295,7 @@ func TestAsyncLeastPagesAndThorough(t *testing.T) {
 // Flush errors are sticky in every policy, for waiting commits too.
 func TestStickyFlushError(t *testing.T) {
 	boom := errors.New("EIO")
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{}
 			f.fail.Store(&boom)
@@ -335,7 +338,7 @@ func TestStickyFlushError(t *testing.T) {
 // A flush error answers every commit waiting on that flush with it.
 func TestFlushErrorAnswersAllWaiters(t *testing.T) {
 	boom := errors.New("EIO")
-	for _, k := range []Kind{Group, RMQGroup} {
+	for _, k := range []Kind{Group, RMQGroup, DSync} {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{delay: 5 * time.Millisecond}
 			f.fail.Store(&boom)
@@ -359,7 +362,7 @@ func TestFlushErrorAnswersAllWaiters(t *testing.T) {
 }
 
 func TestCommitAfterClose(t *testing.T) {
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{}
 			p, err := New(f, 0, DefaultConfig(k))
@@ -386,7 +389,7 @@ func TestCommitAfterClose(t *testing.T) {
 // covered it, ErrClosed otherwise — however many there are and however slow
 // the flush: nobody is left to time out.
 func TestCloseAnswersEveryWaiter(t *testing.T) {
-	for _, k := range []Kind{Group, RMQGroup} {
+	for _, k := range []Kind{Group, RMQGroup, DSync} {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{delay: 20 * time.Millisecond}
 			cfg := DefaultConfig(k)
@@ -441,7 +444,7 @@ func TestCloseAnswersEveryWaiter(t *testing.T) {
 // Close answers waiters with the sticky error when the final flush fails.
 func TestCloseAnswersStickyError(t *testing.T) {
 	boom := errors.New("EIO")
-	for _, k := range []Kind{Group, RMQGroup} {
+	for _, k := range []Kind{Group, RMQGroup, DSync} {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{gate: make(chan struct{})}
 			cfg := DefaultConfig(k)
@@ -496,7 +499,7 @@ func queuedWaiters(p Policy) int {
 // A waiter not covered within SyncFlushTimeout gets ErrTimeout, never
 // earlier; its bytes are flushed later.
 func TestTimeout(t *testing.T) {
-	for _, k := range []Kind{Group, RMQGroup} {
+	for _, k := range []Kind{Group, RMQGroup, DSync} {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{gate: make(chan struct{})}
 			cfg := DefaultConfig(k)
@@ -535,7 +538,7 @@ func TestTimeout(t *testing.T) {
 
 // A queued waiter's context is honoured; the policy keeps serving others.
 func TestContextCancel(t *testing.T) {
-	for _, k := range []Kind{Group, RMQGroup} {
+	for _, k := range []Kind{Group, RMQGroup, DSync} {
 		t.Run(string(k), func(t *testing.T) {
 			f := &fakeLog{gate: make(chan struct{})}
 			p := newPolicy(t, f, DefaultConfig(k))
@@ -575,7 +578,7 @@ func TestContextCancel(t *testing.T) {
 // Batching: with a slow flush, many concurrent commits are served by far
 // fewer flushes (sync: one flush each).
 func TestBatching(t *testing.T) {
-	for _, k := range Kinds() {
+	for _, k := range AllKinds() {
 		if !waits(k) {
 			continue
 		}

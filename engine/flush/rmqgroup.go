@@ -24,6 +24,11 @@ import (
 // A request not completed within SyncFlushTimeout gets ErrTimeout
 // (FLUSH_DISK_TIMEOUT); its bytes stay written.
 //
+// The dsync policy is this loop over a Flusher whose writes are durable by
+// themselves: its "flush" only waits for the durable prefix to reach the
+// round's target, while the writes of later appends are already in
+// flight, so rounds do not serialise the device work as fdatasyncs do.
+//
 // A round's target is the Flusher's WrittenPos read before its flush; a
 // flush short of it is repeated while it makes progress, as doCommit
 // repeats flush(0) (flushState.runCovering). Requests at or below the
@@ -55,10 +60,12 @@ type rmqWaiter struct {
 
 var rmqWaiterPool = sync.Pool{New: func() any { return &rmqWaiter{ch: make(chan error, 1)} }}
 
-func newRMQGroup(f Flusher, start int64, cfg Config) *rmqGroupPolicy {
+// newRMQGroup starts the policy; label names its flusher goroutine for
+// pprof (the dsync policy is this loop too, see the package doc).
+func newRMQGroup(f Flusher, start int64, cfg Config, label string) *rmqGroupPolicy {
 	p := &rmqGroupPolicy{f: f, cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.flushed.Store(start)
-	go pprof.Do(context.Background(), pprof.Labels("brokerlab", "flush-rmqgroup"), func(context.Context) { p.loop() })
+	go pprof.Do(context.Background(), pprof.Labels("brokerlab", label), func(context.Context) { p.loop() })
 	return p
 }
 

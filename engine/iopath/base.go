@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
@@ -86,6 +87,75 @@ func (b *segmentBase) init(kind Kind, path string, f vfs.File, size, wrotePos in
 func (b *segmentBase) WrotePos() int64   { return b.wrote.Load() }
 func (b *segmentBase) FlushedPos() int64 { return b.flushed.Load() }
 func (b *segmentBase) Size() int64       { return b.size }
+
+// The appender skeleton: every write path's Append, Flush and ReadAt is
+// one of these openings around the path's own step, so the locking, the
+// closed and sticky checks and the flushed-position bookkeeping are written
+// once.
+
+// appendWith is Append's skeleton: with life read-locked it checks the
+// appender may take len(p) bytes (appendStart) and, for a non-empty p,
+// returns write(p, w): the new WrotePos after writing p at w, or the error.
+// An empty p is accepted without calling write.
+func (b *segmentBase) appendWith(p []byte, write func(p []byte, w int64) (int64, error)) (int64, error) {
+	b.life.RLock()
+	defer b.life.RUnlock()
+	w, err := b.appendStart(len(p))
+	if err != nil || len(p) == 0 {
+		return w, err
+	}
+	return write(p, w)
+}
+
+// flushWith is Flush's skeleton: with life read-locked and flushMu held it
+// checks the appender may flush (flushStart) and returns flush(f), f being
+// the flushed position.
+func (b *segmentBase) flushWith(flush func(f int64) (int64, error)) (int64, error) {
+	b.life.RLock()
+	defer b.life.RUnlock()
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	f, err := b.flushStart()
+	if err != nil {
+		return f, err
+	}
+	return flush(f)
+}
+
+// syncTo ends a Flush that found the bytes up to w written and f flushed:
+// nothing to do if w == f; else it runs sync (fdatasync or msync; timed and
+// counted), records a failure as the sticky error, and otherwise makes w
+// the flushed position. Called inside flushWith.
+func (b *segmentBase) syncTo(f, w int64, sync func() error) (int64, error) {
+	if w == f {
+		return f, nil
+	}
+	t0 := time.Now()
+	err := sync()
+	b.countSync(time.Since(t0))
+	if err != nil {
+		return f, b.fail(err)
+	}
+	b.flushed.Store(w)
+	return w, nil
+}
+
+// readWith is ReadAt's skeleton: with life read-locked it clamps the read
+// to WrotePos (readStart) and, when there is something to read, has read
+// fill q = p[:n] from off; it returns n and readStart's error (io.EOF for a
+// short read), or read's count and error if read failed.
+func (b *segmentBase) readWith(p []byte, off int64, read func(q []byte, off int64) (int, error)) (int, error) {
+	b.life.RLock()
+	defer b.life.RUnlock()
+	n, rerr := b.readStart(p, off)
+	if n == 0 {
+		return 0, rerr
+	}
+	if m, err := read(p[:n], off); err != nil {
+		return m, err
+	}
+	return n, rerr
+}
 
 // appendStart is the opening every Append shares, called with life
 // read-locked: the position to append n bytes at, or the error to return

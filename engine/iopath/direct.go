@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
@@ -67,6 +66,12 @@ const directReadChunk = 64 << 10
 // (their bytes remain readable), and every later Append, Flush — and an
 // Append waiting for a buffer — returns the error.
 //
+// Under Config.DSync (the dsync flush policy) the writer issues every write
+// (full spans and flushed tails alike) with RWF_DSYNC, which on an O_DIRECT
+// descriptor the kernel sends with FUA (or follows with a cache flush), and
+// Flush is the tail write alone: no fdatasync. Only one write is in flight,
+// as without it.
+//
 // Crash semantics: bytes below FlushedPos are durable. An Append returns
 // before its bytes reach the device: a process crash loses the bytes in the
 // staging and queued buffers, i.e. [CommittedPos, WrotePos); bytes below
@@ -124,6 +129,10 @@ type directAppender struct {
 	commitDone chan struct{}
 	commitOnce sync.Once
 
+	// dsync (Config.DSync): every block and tail write carries RWF_DSYNC
+	// (FUA on the O_DIRECT descriptor) and Flush does no fdatasync.
+	dsync bool
+
 	cache   *BlockCache
 	id      FileID
 	scratch sync.Pool // *[]byte: aligned O_DIRECT read buffers of readLen bytes
@@ -150,6 +159,10 @@ func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 	if err != nil {
 		return nil, err
 	}
+	if err := syncSizeForDSync(f, cfg, size, wrotePos); err != nil {
+		f.Close()
+		return nil, err
+	}
 	offAlign, memAlign := dioAlign(f.Fd())
 	align := max(offAlign, memAlign)
 	switch {
@@ -163,7 +176,7 @@ func openDirect(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appen
 		f.Close()
 		return nil, fmt.Errorf("%w: direct %s: cache block size %d is not a multiple of the O_DIRECT alignment %d", ErrBadSize, path, cfg.Cache.BlockSize(), align)
 	}
-	a := &directAppender{align: align, cache: cfg.Cache, cur: -1}
+	a := &directAppender{align: align, cache: cfg.Cache, cur: -1, dsync: cfg.DSync}
 	gran := align
 	if a.cache != nil {
 		gran = max(gran, int64(a.cache.BlockSize()))
@@ -256,15 +269,11 @@ func (a *directAppender) setUp(cfg Config, wrotePos int64) error {
 // the device (see the type's crash semantics); it waits only when every
 // buffer is queued for writing.
 func (a *directAppender) Append(p []byte) (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	w, err := a.appendStart(len(p))
-	if err != nil {
-		return w, err
-	}
-	if len(p) == 0 {
-		return w, nil
-	}
+	return a.appendWith(p, a.stage)
+}
+
+// stage is Append's step: copy p into the staging buffers from w.
+func (a *directAppender) stage(p []byte, w int64) (int64, error) {
 	n := len(p)
 	for len(p) > 0 {
 		b := &a.bufs[a.cur] // cur >= 0: a span below size is always staged
@@ -327,32 +336,22 @@ func (a *directAppender) CommittedPos() int64 {
 // Flush writes the staged tail and everything queued before it, then
 // fdatasyncs; see the type's doc.
 func (a *directAppender) Flush() (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	f, err := a.flushStart()
-	if err != nil {
-		return f, err
-	}
-	w, base, err := a.writeTail()
-	if err != nil {
-		return f, err
-	}
-	if base >= 0 {
-		a.markClean(base, alignDown(w, a.align))
-	}
-	if w == f {
-		return f, nil
-	}
-	t0 := time.Now()
-	err = a.file.Datasync()
-	a.countSync(time.Since(t0))
-	if err != nil {
-		return f, a.fail(err)
-	}
-	a.flushed.Store(w)
-	return w, nil
+	return a.flushWith(func(f int64) (int64, error) {
+		w, base, err := a.writeTail()
+		if err != nil {
+			return f, err
+		}
+		if base >= 0 {
+			a.markClean(base, alignDown(w, a.align))
+		}
+		if a.dsync && w != f {
+			// Every write below w, the tail's included, was durable on
+			// completion.
+			a.flushed.Store(w)
+			return w, nil
+		}
+		return a.syncTo(f, w, a.file.Datasync)
+	})
 }
 
 // directTailHook, when set by a test, runs inside writeTail between reading

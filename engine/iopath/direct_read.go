@@ -6,14 +6,12 @@ import "fmt"
 // at and above memLow, from the block cache's ring or ristretto or the
 // device below it.
 func (a *directAppender) ReadAt(p []byte, off int64) (int, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	n, rerr := a.readStart(p, off)
-	if n == 0 {
-		return 0, rerr
-	}
-	q := p[:n]
-	end := off + int64(n)
+	return a.readWith(p, off, a.read)
+}
+
+// read is ReadAt's step: q from off.
+func (a *directAppender) read(q []byte, off int64) (int, error) {
+	end := off + int64(len(q))
 	lo := a.memLow.Load()
 	if end > lo {
 		lo = a.readStaged(q, off)
@@ -23,7 +21,7 @@ func (a *directAppender) ReadAt(p []byte, off int64) (int, error) {
 			return 0, err
 		}
 	}
-	return n, rerr
+	return len(q), nil
 }
 
 // readStaged copies the part of file bytes [off, off+len(q)) held by the

@@ -1,6 +1,10 @@
 package iopath
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/brokerlab/brokerlab/engine/vfs"
+)
 
 // jobKind says what a directJob asks of the writer goroutine.
 type jobKind uint8
@@ -109,7 +113,12 @@ func (a *directAppender) do(batch []directJob) (last bool) {
 			hi := int64(end.buf)*a.stageCap + end.end - end.base
 			data = a.stageMem[lo:hi]
 		}
-		_, werr := a.file.WriteAt(data, first.off)
+		var werr error
+		if a.dsync {
+			_, werr = vfs.WriteAtDSync(a.file, data, first.off, false)
+		} else {
+			_, werr = a.file.WriteAt(data, first.off)
+		}
 		a.countWrite(len(data))
 		if werr != nil {
 			err = a.fail(werr)

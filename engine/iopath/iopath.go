@@ -27,6 +27,10 @@
 //	        back; Flush = fdatasync. Open fails with ErrUnsupported where
 //	        the kernel or file system refuses the flag.
 //
+// Config.DSync (the dsync flush policy) makes pwrite, uncached and direct
+// write durably (RWF_DSYNC) with no fdatasync; mmap and pool refuse it
+// (ErrNoDSync, SupportsDSync).
+//
 // Every segment file is preallocated (fallocate) to its full size before use,
 // so a mapping never faults past EOF.
 //
@@ -128,6 +132,17 @@ type Config struct {
 	CommitLeastPages int
 	// Cache, if non-nil, serves the direct path's reads of written blocks.
 	Cache *BlockCache
+	// DSync (the dsync flush policy) has every write made durable by
+	// itself, with no fdatasync: pwrite and uncached write each Append
+	// with pwritev2(RWF_DSYNC) from DSyncWriters writer goroutines (so
+	// several durable writes are in flight) and Flush only waits for them;
+	// direct writes its blocks and flushed tails with RWF_DSYNC on its
+	// O_DIRECT descriptor (FUA) and Flush skips the fdatasync. mmap and
+	// pool refuse it with ErrNoDSync.
+	DSync bool
+	// DSyncWriters is the number of durable writes in flight per segment
+	// under DSync on pwrite and uncached; 0 means DefaultDSyncWriters.
+	DSyncWriters int
 }
 
 // DefaultConfig returns RocketMQ's defaults: no warm-up, no mlock, no hint,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"time"
 
 	"github.com/brokerlab/brokerlab/engine/vfs"
 )
@@ -39,6 +38,9 @@ func openMmap(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appende
 	}
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("%w: mmap: size %d does not fit in an int", ErrBadSize, size)
+	}
+	if cfg.DSync {
+		return nil, refuseDSync(Mmap, path)
 	}
 	f, err := openSegmentFile(fs, Mmap, path, size, wrotePos, 0)
 	if err != nil {
@@ -74,51 +76,26 @@ func (a *mmapAppender) applyKnobs(cfg Config, wrotePos int64) error {
 }
 
 func (a *mmapAppender) Append(p []byte) (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	w, err := a.appendStart(len(p))
-	if err != nil {
-		return w, err
-	}
-	copy(a.data[w:], p)
-	w += int64(len(p))
-	a.wrote.Store(w)
-	a.countAppend(len(p))
-	return w, nil
+	return a.appendWith(p, func(p []byte, w int64) (int64, error) {
+		copy(a.data[w:], p)
+		w += int64(len(p))
+		a.wrote.Store(w)
+		a.countAppend(len(p))
+		return w, nil
+	})
 }
 
 func (a *mmapAppender) Flush() (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	f, err := a.flushStart()
-	if err != nil {
-		return f, err
-	}
-	w := a.wrote.Load()
-	if w == f {
-		return f, nil
-	}
-	start := f &^ a.pageMask
-	t0 := time.Now()
-	err = a.file.Msync(a.data[start:w])
-	a.countSync(time.Since(t0))
-	if err != nil {
-		return f, a.fail(err)
-	}
-	a.flushed.Store(w)
-	return w, nil
+	return a.flushWith(func(f int64) (int64, error) {
+		w := a.wrote.Load()
+		return a.syncTo(f, w, func() error { return a.file.Msync(a.data[f&^a.pageMask : w]) })
+	})
 }
 
 func (a *mmapAppender) ReadAt(p []byte, off int64) (int, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	n, err := a.readStart(p, off)
-	if n > 0 {
-		copy(p[:n], a.data[off:])
-	}
-	return n, err
+	return a.readWith(p, off, func(q []byte, off int64) (int, error) {
+		return copy(q, a.data[off:]), nil
+	})
 }
 
 func (a *mmapAppender) Slice(off, n int64) ([]byte, error) {

@@ -81,6 +81,9 @@ func openPool(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (Appende
 	if err := validateConfig(&cfg); err != nil {
 		return nil, err
 	}
+	if cfg.DSync {
+		return nil, refuseDSync(Pool, path)
+	}
 	pool := cfg.Pool
 	if pool == nil {
 		pool = DefaultBufferPool(size)
@@ -217,15 +220,11 @@ func (a *poolAppender) releaseBuffer() {
 }
 
 func (a *poolAppender) Append(p []byte) (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	w, err := a.appendStart(len(p))
-	if err != nil {
-		return w, err
-	}
-	if len(p) == 0 {
-		return w, nil
-	}
+	return a.appendWith(p, a.stage)
+}
+
+// stage is Append's step: copy p into the buffer at w.
+func (a *poolAppender) stage(p []byte, w int64) (int64, error) {
 	copy(a.wbuf[w:], p)
 	w += int64(len(p))
 	a.wrote.Store(w)
@@ -240,42 +239,26 @@ func (a *poolAppender) Append(p []byte) (int64, error) {
 }
 
 func (a *poolAppender) Flush() (int64, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	f, err := a.flushStart()
-	if err != nil {
-		return f, err
-	}
-	a.commitMu.Lock()
-	err = a.commitLocked(0)
-	c := a.committed.Load()
-	a.commitMu.Unlock()
-	if err != nil {
-		return f, err
-	}
-	if c == f {
-		return f, nil
-	}
-	t0 := time.Now()
-	err = a.file.Datasync()
-	a.countSync(time.Since(t0))
-	if err != nil {
-		return f, a.fail(err)
-	}
-	a.flushed.Store(c)
-	return c, nil
+	return a.flushWith(func(f int64) (int64, error) {
+		a.commitMu.Lock()
+		err := a.commitLocked(0)
+		c := a.committed.Load()
+		a.commitMu.Unlock()
+		if err != nil {
+			return f, err
+		}
+		return a.syncTo(f, c, a.file.Datasync)
+	})
 }
 
 func (a *poolAppender) ReadAt(p []byte, off int64) (int, error) {
-	a.life.RLock()
-	defer a.life.RUnlock()
-	n, rerr := a.readStart(p, off)
-	if n == 0 {
-		return 0, rerr
-	}
-	q := p[:n]
+	return a.readWith(p, off, a.read)
+}
+
+// read is ReadAt's step: q from off, committed bytes from the file and the
+// rest from the buffer.
+func (a *poolAppender) read(q []byte, off int64) (int, error) {
+	n := len(q)
 	if off < a.base {
 		k := min(int64(n), a.base-off)
 		if m, err := a.file.ReadAt(q[:k], off); err != nil {
@@ -295,7 +278,7 @@ func (a *poolAppender) ReadAt(p []byte, off int64) (int, error) {
 			}
 		}
 	}
-	return n, rerr
+	return n, nil
 }
 
 // Close stops the committer, commits what is pending (pwrite, no fdatasync:

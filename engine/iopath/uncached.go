@@ -37,7 +37,11 @@ func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (App
 	if err != nil {
 		return nil, err
 	}
-	if err := probeUncached(f, wrotePos); err != nil {
+	if err := syncSizeForDSync(f, cfg, size, wrotePos); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := probeUncached(f, wrotePos, cfg.DSync); err != nil {
 		f.Close()
 		if !existed {
 			_ = fs.Remove(path)
@@ -49,6 +53,7 @@ func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (App
 	}
 	a := &pwriteAppender{writeAt: vfs.WriteAtUncached}
 	a.init(Uncached, path, f, size, wrotePos)
+	a.setDSync(cfg, true, wrotePos)
 	if err := a.applyKnobs(cfg, wrotePos); err != nil {
 		a.Close()
 		return nil, err
@@ -57,12 +62,17 @@ func openUncached(fs vfs.FS, path string, size, wrotePos int64, cfg Config) (App
 }
 
 // probeUncached rewrites the byte before wrotePos (byte 0 of a new
-// segment) with its own value through WriteAtUncached, so that a kernel
-// without RWF_DONTCACHE is found at Open rather than at the first Append.
-func probeUncached(f vfs.File, wrotePos int64) error {
+// segment) with its own value through WriteAtUncached (WriteAtDSync with
+// dsync, the flags Append will use), so that a kernel without
+// RWF_DONTCACHE is found at Open rather than at the first Append.
+func probeUncached(f vfs.File, wrotePos int64, dsync bool) error {
 	off := max(wrotePos-1, 0)
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if dsync {
+		_, err := vfs.WriteAtDSync(f, b[:], off, true)
 		return err
 	}
 	_, err := vfs.WriteAtUncached(f, b[:], off)

@@ -357,15 +357,18 @@ func TestCrashRecoverAsyncFlushCleanPrefix(t *testing.T) {
 
 // TestCrashRecoverMatrix kills a writer under every write path × flush
 // policy, 8 cycles each, with -long (or BROKERLAB_LONG=1). Without it, one
-// cycle of rmqgroup over pwrite (a combination the other crash tests leave
-// out) runs and the rest of the matrix is skipped.
+// cycle each of rmqgroup and dsync over pwrite and of dsync over direct
+// (combinations the other crash tests leave out) runs and the rest of the
+// matrix is skipped.
 func TestCrashRecoverMatrix(t *testing.T) {
+	short := map[string]bool{"pwrite/rmqgroup": true, "pwrite/dsync": true, "direct/dsync": true}
 	for _, path := range iopath.Kinds() {
-		for _, pol := range flush.Kinds() {
+		for _, pol := range flush.AllKinds() {
 			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+				skipNoDSync(t, path, pol)
 				cycles := 8
 				if !longCrash() {
-					if path != iopath.Pwrite || pol != flush.RMQGroup {
+					if !short[string(path)+"/"+string(pol)] {
 						t.Skip("long crash matrix: run with -long or BROKERLAB_LONG=1")
 					}
 					cycles = 1

@@ -303,10 +303,14 @@ func TestFaultMatrix(t *testing.T) {
 	for _, fo := range faultOps {
 		for _, errno := range faultErrnos {
 			for _, path := range fo.paths {
-				for _, pol := range flush.Kinds() {
+				for _, pol := range flush.AllKinds() {
 					seed++
 					name := fmt.Sprintf("%s/%s/path=%s/flush=%s", fo.name, errnoName(errno), path, pol)
 					t.Run(name, func(t *testing.T) {
+						skipNoDSync(t, path, pol)
+						if pol.DurableWrites() && fo.op == vfs.OpSync {
+							t.Skip("flush=dsync never calls fdatasync: its durable write is the write fault's case")
+						}
 						t.Parallel()
 						if fo.creation {
 							runCreationFault(t, fo, errno, path, pol, seed)
@@ -483,23 +487,28 @@ func runCreationFault(t *testing.T, fo faultOp, errno syscall.Errno, path iopath
 	led.checkRecovered(t, s2)
 }
 
-// flushOpFor is the operation a write path's flush performs.
-func flushOpFor(path iopath.Kind) vfs.Op {
+// flushOpFor is the operation that makes bytes durable on a write path
+// under a flush policy (under dsync, the durable write itself).
+func flushOpFor(path iopath.Kind, pol flush.Kind) vfs.Op {
+	if pol.DurableWrites() {
+		return vfs.OpWrite
+	}
 	if path == iopath.Mmap {
 		return vfs.OpMsync
 	}
 	return vfs.OpSync
 }
 
-// A flush slower than SyncFlushTimeout: group commit answers
-// FLUSH_DISK_TIMEOUT, the message is stored (readable once the slow flush
+// A flush slower than SyncFlushTimeout (under dsync: a durable write):
+// group commit and dsync answer FLUSH_DISK_TIMEOUT, the message is stored (readable once the slow flush
 // completes, and after a restart); sync and async puts simply wait (sync)
 // or do not wait (async) and succeed.
 func TestFaultSlowFlush(t *testing.T) {
 	t.Parallel()
 	for _, path := range iopath.Kinds() {
-		for _, pol := range flush.Kinds() {
+		for _, pol := range flush.AllKinds() {
 			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+				skipNoDSync(t, path, pol)
 				t.Parallel()
 				cfg, inj := faultStoreConfig(t, path, pol, 3)
 				// Margins that hold on a loaded machine (-race, every package
@@ -524,7 +533,7 @@ func TestFaultSlowFlush(t *testing.T) {
 				stall := make(chan struct{})
 				release := sync.OnceFunc(func() { close(stall) })
 				defer release() // a failed check must not leave the flush stalled
-				rule := segmentRule(cfg, flushOpFor(path), faultfs.Always(), nil, 0)
+				rule := segmentRule(cfg, flushOpFor(path, pol), faultfs.Always(), nil, 0)
 				rule.Hold = stall
 				id := inj.Add(rule)
 				released := make(chan struct{})
@@ -542,7 +551,7 @@ func TestFaultSlowFlush(t *testing.T) {
 				}()
 				r, err := led.put(s, faultMsg(rng, 4), pol != flush.Async)
 				switch pol {
-				case flush.Group, flush.RMQGroup:
+				case flush.Group, flush.RMQGroup, flush.DSync:
 					if StatusOf(err) != FlushDiskTimeout || r.Status != FlushDiskTimeout || !errors.Is(err, flush.ErrTimeout) {
 						t.Fatalf("group commit behind a stalled flush (timeout 1 s): %v, want FLUSH_DISK_TIMEOUT", err)
 					}
@@ -580,12 +589,13 @@ func TestFaultSlowFlush(t *testing.T) {
 
 // Random EIO faults (0.5 % of writes and flushes of the segment files) under
 // concurrent producers: whatever fails first, every acknowledged message is
-// intact after the restart (group and sync: all of them).
+// intact after the restart (group, sync and dsync: all of them).
 func TestFaultRandomConcurrent(t *testing.T) {
 	t.Parallel()
 	for _, path := range iopath.Kinds() {
-		for _, pol := range []flush.Kind{flush.Sync, flush.Group} {
+		for _, pol := range []flush.Kind{flush.Sync, flush.Group, flush.DSync} {
 			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+				skipNoDSync(t, path, pol)
 				t.Parallel()
 				seed := uint64(time.Now().UnixNano())
 				t.Logf("seed %d", seed)
@@ -593,7 +603,7 @@ func TestFaultRandomConcurrent(t *testing.T) {
 				s := openStore(t, cfg)
 				led := newFaultLedger()
 				inj.Add(segmentRule(cfg, vfs.OpWrite, faultfs.WithProbability(0.005), syscall.EIO, 0))
-				inj.Add(segmentRule(cfg, flushOpFor(path), faultfs.WithProbability(0.005), syscall.EIO, 0))
+				inj.Add(segmentRule(cfg, flushOpFor(path, pol), faultfs.WithProbability(0.005), syscall.EIO, 0))
 				var wg sync.WaitGroup
 				var statusMu sync.Mutex
 				statuses := map[PutStatus]int{}

@@ -125,8 +125,9 @@ func TestPowerLoss(t *testing.T) {
 	}
 	t.Run("matrix", func(t *testing.T) {
 		for _, path := range iopath.Kinds() {
-			for _, pol := range flush.Kinds() {
+			for _, pol := range flush.AllKinds() {
 				t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+					skipNoDSync(t, path, pol)
 					t.Parallel()
 					powerLossCycles(t, path, pol, cuts)
 				})

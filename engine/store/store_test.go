@@ -230,13 +230,14 @@ func TestPutIllegalAndAfterClose(t *testing.T) {
 // A message whose producer does not wait for the flush (WAIT=false) still
 // becomes durable and consumable by itself — nobody calls Flush — on every
 // write path under every policy (RocketMQ's GroupCommitService wakes every
-// 10 ms; the async flusher reads the log's own positions). Under sync and
-// group it is dispatched only once flushed: while the flush is held up it
+// 10 ms; the async flusher reads the log's own positions). Under sync,
+// group and dsync it is dispatched only once flushed: while the flush is held up it
 // stays invisible. The arriving listener sees every unit.
 func TestWaitFalseBecomesDurableAndConsumable(t *testing.T) {
 	for _, path := range iopath.Kinds() {
-		for _, pol := range flush.Kinds() {
+		for _, pol := range flush.AllKinds() {
 			t.Run(fmt.Sprintf("path=%s/flush=%s", path, pol), func(t *testing.T) {
+				skipNoDSync(t, path, pol)
 				t.Parallel()
 				cfg := testConfig(t, t.TempDir(), path, pol)
 				cfg.CommitLog.Flush.Interval = 20 * time.Millisecond
@@ -258,7 +259,7 @@ func TestWaitFalseBecomesDurableAndConsumable(t *testing.T) {
 				durableFirst := pol != flush.Async
 				var hold faultfs.RuleID
 				if durableFirst {
-					hold = inj.Add(faultfs.Rule{Op: flushOpFor(path), PathContains: "commitlog", When: faultfs.Always(), Delay: 400 * time.Millisecond})
+					hold = inj.Add(faultfs.Rule{Op: flushOpFor(path, pol), PathContains: "commitlog", When: faultfs.Always(), Delay: 400 * time.Millisecond})
 				}
 				m := newMsg(rng, "T", 0, 1, 10, "")
 				m.Properties = string(record.AppendProperty([]byte(m.Properties), record.PropertyWaitStoreMsgOK, "false"))

@@ -78,14 +78,31 @@ const rwfDontCache = unix.RWF_DONTCACHE
 // the unknown flag with it, as does a file system without FOP_DONTCACHE, or
 // a DAX file) and EINVAL wrap ErrUnsupported.
 func (f *osFile) WriteAtUncached(p []byte, off int64) (int, error) {
+	return f.pwritev2(p, off, rwfDontCache, "RWF_DONTCACHE")
+}
+
+// WriteAtDSync is pwritev2(2) with RWF_DSYNC (plus RWF_DONTCACHE when
+// uncached): each call returns once its bytes are durable. Short writes are
+// continued (every part is durable when its call returns); EOPNOTSUPP and
+// EINVAL wrap ErrUnsupported.
+func (f *osFile) WriteAtDSync(p []byte, off int64, uncached bool) (int, error) {
+	if uncached {
+		return f.pwritev2(p, off, unix.RWF_DSYNC|rwfDontCache, "RWF_DSYNC|RWF_DONTCACHE")
+	}
+	return f.pwritev2(p, off, unix.RWF_DSYNC, "RWF_DSYNC")
+}
+
+// pwritev2 writes all of p at off with flags, retrying EINTR and short
+// writes.
+func (f *osFile) pwritev2(p []byte, off int64, flags int, flagNames string) (int, error) {
 	done := 0
 	for done < len(p) {
-		n, err := unix.Pwritev2(int(f.fd), [][]byte{p[done:]}, off+int64(done), rwfDontCache)
+		n, err := unix.Pwritev2(int(f.fd), [][]byte{p[done:]}, off+int64(done), flags)
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.EOPNOTSUPP || err == unix.EINVAL {
-			return done, fmt.Errorf("%w: pwritev2 RWF_DONTCACHE on %s: %w", ErrUnsupported, f.f.Name(), err)
+			return done, fmt.Errorf("%w: pwritev2 %s on %s: %w", ErrUnsupported, flagNames, f.f.Name(), err)
 		}
 		if err != nil {
 			return done, f.pathErr("pwritev2", err)

@@ -32,3 +32,8 @@ func (f *osFile) Unmap(b []byte) error {
 func (f *osFile) WriteAtUncached(p []byte, off int64) (int, error) {
 	return 0, fmt.Errorf("%w: RWF_DONTCACHE on this OS", ErrUnsupported)
 }
+
+// WriteAtDSync is Linux-only (pwritev2 RWF_DSYNC).
+func (f *osFile) WriteAtDSync(p []byte, off int64, uncached bool) (int, error) {
+	return 0, fmt.Errorf("%w: RWF_DSYNC on this OS", ErrUnsupported)
+}

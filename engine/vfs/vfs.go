@@ -22,7 +22,7 @@ type Op string
 // The operations a File or FS performs.
 const (
 	OpOpen     Op = "open"     // OpenFile (also creation of a segment)
-	OpWrite    Op = "write"    // WriteAt (pwrite) and WriteAtUncached (pwritev2)
+	OpWrite    Op = "write"    // WriteAt (pwrite), WriteAtUncached and WriteAtDSync (pwritev2)
 	OpRead     Op = "read"     // ReadAt (pread)
 	OpSync     Op = "sync"     // Datasync (fdatasync)
 	OpMsync    Op = "msync"    // Msync
@@ -100,6 +100,30 @@ func WriteAtUncached(f File, p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("%w: %s: uncached (RWF_DONTCACHE) writes", ErrUnsupported, f.Name())
 	}
 	return u.WriteAtUncached(p, off)
+}
+
+// DSyncWriter is implemented by Files that can write durably: the write
+// returns once its bytes (and the metadata needed to read them back) are on
+// stable storage, as if fdatasync(2) had followed it for that range only
+// (pwritev2(2) with RWF_DSYNC: O_DSYNC semantics for one call; on an
+// O_DIRECT file the kernel issues the write with FUA, or a cache flush
+// after it where the device has no FUA). The dsync flush policy needs it.
+type DSyncWriter interface {
+	// WriteAtDSync writes all of p at off like WriteAt and makes it durable
+	// before returning; with uncached it also carries RWF_DONTCACHE. If the
+	// kernel or the file system refuses a flag the error wraps
+	// ErrUnsupported and nothing was written.
+	WriteAtDSync(p []byte, off int64, uncached bool) (int, error)
+}
+
+// WriteAtDSync writes p at off durably through f's DSyncWriter, or returns
+// an error wrapping ErrUnsupported if f has none.
+func WriteAtDSync(f File, p []byte, off int64, uncached bool) (int, error) {
+	d, ok := f.(DSyncWriter)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s: durable (RWF_DSYNC) writes", ErrUnsupported, f.Name())
+	}
+	return d.WriteAtDSync(p, off, uncached)
 }
 
 // Default is the operating system's file system.

@@ -17,7 +17,8 @@ import (
 type Spec struct {
 	// WritePath is an iopath kind: mmap, pwrite, pool, direct, uncached.
 	WritePath string
-	// Flush is a flush policy: sync, async, group, rmqgroup.
+	// Flush is a flush policy: sync, async, group, rmqgroup, dsync (dsync
+	// needs a write path with a durable write: pwrite, uncached, direct).
 	Flush string
 	// SegmentSize is the commit-log segment size in bytes (0: the default).
 	SegmentSize int64

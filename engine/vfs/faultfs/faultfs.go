@@ -119,3 +119,13 @@ func (f *faultFile) WriteAtUncached(p []byte, off int64) (int, error) {
 	}
 	return vfs.WriteAtUncached(f.File, p, off)
 }
+
+// WriteAtDSync injects OpWrite faults like WriteAt (a durable write that
+// fails is a failed write), then passes the call to the wrapped file
+// (ErrUnsupported if it cannot write durably).
+func (f *faultFile) WriteAtDSync(p []byte, off int64, uncached bool) (int, error) {
+	if err := f.inj.Check(vfs.OpWrite, f.name); err != nil {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	return vfs.WriteAtDSync(f.File, p, off, uncached)
+}

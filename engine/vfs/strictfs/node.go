@@ -75,6 +75,26 @@ func (n *node) sync() {
 	n.mapAny = n.mapped > 0
 }
 
+// syncRange makes [lo, hi) of the volatile image durable, with the size up
+// to hi if the durable image is shorter (an O_DSYNC write that extends the
+// file makes the new size durable too); f.mu held. The dirty range and the
+// last unsynced write are left as they are: bytes there that the range
+// did not cover stay unsynced.
+func (n *node) syncRange(lo, hi int64) {
+	if int64(len(n.synced)) < hi {
+		if int64(cap(n.synced)) < hi {
+			ns := make([]byte, hi, max(hi, 2*int64(len(n.synced))))
+			copy(ns, n.synced)
+			n.synced = ns
+		} else {
+			old := int64(len(n.synced))
+			n.synced = n.synced[:hi]
+			clear(n.synced[old:hi])
+		}
+	}
+	copy(n.synced[lo:hi], n.data[lo:hi])
+}
+
 type fileInfo struct {
 	name string
 	size int64

@@ -14,7 +14,8 @@
 //   - WriteAt, WriteAtUncached, Truncate and Allocate change the volatile
 //     image only;
 //   - Datasync copies the volatile image (data and size) into the durable
-//     one; O_DIRECT writes are treated the same way (a write that bypasses
+//     one; WriteAtDSync (RWF_DSYNC) writes the volatile image and copies
+//     just the written range (and a grown size) into the durable one; O_DIRECT writes are treated the same way (a write that bypasses
 //     the page cache may still sit in the device's volatile cache until a
 //     flush, which fdatasync issues);
 //   - Map hands out the volatile image itself as a plain buffer (as a
@@ -122,6 +123,8 @@ type CutOptions struct {
 // Stats count what happened to an FS (for reports and tests).
 type Stats struct {
 	Writes, Syncs, Msyncs, DirSyncs uint64
+	// DSyncWrites counts the Writes made durable by WriteAtDSync.
+	DSyncWrites uint64
 	// After a cut: bytes of unsynced data discarded and kept (torn in).
 	LostBytes, TornBytes int64
 	// Directory operations not yet durable at the cut, and how many of
