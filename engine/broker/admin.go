@@ -76,7 +76,7 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	if err != nil {
 		return responsef(protocol.RespSystemError, "delete topic %s: %v", topic, err), nil
 	}
-	if err := b.purgeTopic(topic); err != nil { // queues and offsets (ops.go)
+	if err := b.purgeTopic(topic); err != nil { // queues and offsets
 		return responsef(protocol.RespSystemError, "delete topic %s data: %v", topic, err), nil
 	}
 	if resp := b.routeResponse(topic, "deleted", ver); resp != nil {
@@ -151,4 +151,15 @@ func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remot
 	resp := success()
 	resp.Body = append([]byte(nil), raw...)
 	return resp, nil
+}
+
+// purgeTopic removes what a deleted topic leaves behind: its consume
+// queues in the store, then every group's offsets on it (Java's
+// deleteTopics and cleanOffsetByTopic). When the store refuses (its
+// dispatch is behind, it is closed) the offsets stay too.
+func (b *Broker) purgeTopic(topic string) error {
+	if err := b.store.DeleteTopicData(topic); err != nil {
+		return err
+	}
+	return b.offsets.RemoveTopic(topic)
 }

@@ -121,7 +121,7 @@ func requestSpecs() map[int32]requestSpec {
 		protocol.ReqCheckClientConfig: {"CHECK_CLIENT_CONFIG", none, nil,
 			[]byte(`{"clientId":"127.0.0.1@spec","group":"g","subscriptionData":{"topic":"T","subString":"*","expressionType":"TAG"}}`),
 			bodyOptional},
-		// Operator requests (ops.go).
+		// Operator requests (admin/).
 		protocol.ReqGetBrokerRuntimeInfo: {"GET_BROKER_RUNTIME_INFO", none, nil, nil, bodyIgnored},
 		protocol.ReqGetTopicStatsInfo:    {"GET_TOPIC_STATS_INFO", remoting.ExtFields{"topic": specTopic}, []string{"topic"}, nil, bodyIgnored},
 		protocol.ReqGetConsumeStats: {"GET_CONSUME_STATS", remoting.ExtFields{"consumerGroup": "g", "topic": specTopic},

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/admin"
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
@@ -52,13 +53,12 @@ type Broker struct {
 	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
 	waiters   chan *sendOp  // idle waiter goroutines take handed-on sends (sendop.go)
 	delay     *delay.Service
-	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
-	flow      flowCounters  // flow-control refusals (metrics.go)
-	ha        haState       // replication (ha.go)
-	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
-	ops       opsState      // subscription groups, live config (ops.go)
-	txn       *txn.Service  // transactional messages (txn.go, engine/broker/txn)
-	replies   replyState    // request-reply requesters (reply.go)
+	hooks     hookSet        // send/consume hooks, stage recorder (hooks.go); set before Start
+	flow      flowCounters   // flow-control refusals (metrics.go)
+	ha        haState        // replication (ha.go)
+	admin     *admin.Service // ops and admin codes, traffic counters, live settings (admin/)
+	txn       *txn.Service   // transactional messages (txn.go, engine/broker/txn)
+	replies   replyState     // request-reply requesters (reply.go)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool
@@ -116,11 +116,12 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	b.clients = clients.New(clients.Deps{
 		CompileFilter:   compileClientFilter,
 		BeforeHeartbeat: b.beforeHeartbeat,
-		NotifyEnabled:   b.notifyEnabled,
+		NotifyEnabled:   func(group string) bool { return b.admin.NotifyEnabled(group) },
 		Logger:          log,
 	})
 	b.txn = b.newTxn()
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
+	b.admin = b.newAdmin()
 	b.registerProcessors()
 	b.server.OnConnClose(b.clients.OnConnClose)
 	return b, nil
@@ -174,7 +175,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
 	b.goLoop(b.txn.CheckLoop)
-	b.goLoop(b.runtimeSampleLoop)
+	b.goLoop(b.admin.SampleLoop)
 	b.goLoop(b.offsetPersistLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
 		b.delay.Start()

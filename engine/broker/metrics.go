@@ -153,12 +153,10 @@ func (b *Broker) Gauges() Gauges {
 		HeldPulls:    st.HeldPulls,
 		QueuedSends:  st.QueuedSends,
 	}
-	if t, err := b.subGroups(); err == nil {
+	if t, err := b.meta.Groups(); err == nil {
 		g.ConsumerGroups = len(t.Names())
 	}
-	if b.rt != nil {
-		g.Uptime = time.Since(b.rt.boot)
-	}
+	g.Uptime = time.Since(b.admin.Traffic.Boot())
 	return g
 }
 

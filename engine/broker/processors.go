@@ -35,7 +35,6 @@ func (b *Broker) registerProcessors() {
 	b.handle(protocol.ReqUpdateAndCreateTopic, b.updateAndCreateTopic, nil)
 	b.handle(protocol.ReqDeleteTopicInBroker, b.deleteTopic, nil)
 	b.handle(protocol.ReqGetAllTopicConfig, b.getAllTopicConfig, nil)
-	b.handle(protocol.ReqGetAllSubscriptionGroupConfig, b.getAllSubscriptionGroupConfig, nil)
 	b.handle(protocol.ReqGetMaxOffset, b.getMaxOffset, nil)
 	b.handle(protocol.ReqGetMinOffset, b.getMinOffset, nil)
 	b.handle(protocol.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
@@ -51,9 +50,9 @@ func (b *Broker) registerProcessors() {
 	b.clients.Register(table) // heartbeats, client list
 	b.meta.Register(table)    // offsets and queue locks
 	b.txn.Register(table)     // END_TRANSACTION
+	b.admin.Register(table)   // runtime info, stats, connections, subscription groups, broker config
 
 	// Feature processors, each registered from its own file.
-	b.registerOps()      // ops.go: runtime info, stats, connections, subscription groups, broker config
 	b.registerLitePull() // delay.go: lite pull
 	b.registerReply()    // reply.go: request-reply and client config checks
 }

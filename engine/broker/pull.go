@@ -121,7 +121,7 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 	if fcode != protocol.RespSuccess {
 		return fail(fcode, "%s", remark)
 	}
-	if code, remark := b.checkConsumeGroup(p.group); code != protocol.RespSuccess { // ops.go
+	if code, remark := b.admin.CheckConsumeGroup(p.group); code != protocol.RespSuccess {
 		return fail(code, "%s", remark)
 	}
 	if allowSuspend && p.sysFlag&protocol.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
@@ -132,7 +132,7 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 		maxNums = defaultPullBatch
 	}
 	res := b.store.Get(p.group, p.topic, p.queueID, p.offset, maxNums, filter)
-	b.rt.countGet(p.group, p.topic, res.Buffer)
+	b.admin.Traffic.CountGet(p.group, p.topic, res.Buffer)
 	code := b.slavePullCode(pullCode(res.Status, p.offset))
 	resp := pullResponse(code, res.Status.String(), res.NextBeginOffset, res.MinOffset, res.MaxOffset)
 	resp.Ext()["suggestWhichBrokerId"] = b.suggestBrokerID(res)
@@ -150,8 +150,8 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 
 // suspendTime is how long a pull that found nothing is held.
 func (b *Broker) suspendTime(requestedMillis int64) time.Duration {
-	if !b.ops.longPolling.Load() { // cfg.LongPolling, live (ops_config.go)
-		return time.Duration(b.ops.shortPolling.Load())
+	if d, short := b.admin.ShortPolling(); short { // cfg.LongPolling, live (admin/config.go)
+		return d
 	}
 	d := time.Duration(requestedMillis) * time.Millisecond
 	if b.cfg.MaxSuspend > 0 {

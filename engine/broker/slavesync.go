@@ -40,7 +40,7 @@ func (b *Broker) startSlaveSync() {
 			} else {
 				last = v
 			}
-			if err := b.syncSubGroups(); err != nil { // ops.go
+			if err := b.syncSubGroups(); err != nil {
 				b.log.Warn("slave: copy the master's subscription groups", "master", b.masterAddr(), "err", err)
 			}
 			t.Reset(b.cfg.SlaveSyncInterval)
@@ -84,4 +84,32 @@ func (b *Broker) syncTopicConfig(last protocol.DataVersion) (protocol.DataVersio
 		}
 	}
 	return w.DataVersion, nil
+}
+
+// syncSubGroups copies the master's subscription group table to a slave
+// (SlaveSynchronize.syncSubscriptionGroupConfig): GET_ALL_SUBSCRIPTIONGROUP_CONFIG
+// from the master replaces the slave's table when its DataVersion differs.
+func (b *Broker) syncSubGroups() error {
+	addr := b.masterAddr()
+	if addr == "" {
+		return nil
+	}
+	t, err := b.meta.Groups()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.RegisterTimeout)
+	defer cancel()
+	resp, err := b.ns.InvokeSync(ctx, addr, remoting.NewRequest(protocol.ReqGetAllSubscriptionGroupConfig, nil))
+	if err != nil {
+		return err
+	}
+	if resp.Code != protocol.RespSuccess {
+		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: code %d %s", addr, resp.Code, resp.Remark)
+	}
+	var w protocol.SubscriptionGroupWrapper
+	if err := json.Unmarshal(resp.Body, &w); err != nil {
+		return fmt.Errorf("broker: GET_ALL_SUBSCRIPTIONGROUP_CONFIG from %s: %w", addr, err)
+	}
+	return t.Replace(w)
 }
