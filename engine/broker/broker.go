@@ -15,6 +15,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/reply"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -58,7 +59,7 @@ type Broker struct {
 	ha        haState        // replication (ha.go)
 	admin     *admin.Service // ops and admin codes, traffic counters, live settings (admin/)
 	txn       *txn.Service   // transactional messages (txn.go, engine/broker/txn)
-	replies   replyState     // request-reply requesters (reply.go)
+	replies   *reply.Service // request-reply (reply/)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool
@@ -114,14 +115,16 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	b.waiters = make(chan *sendOp)
 	b.holds = newHoldTable(b)
 	b.clients = clients.New(clients.Deps{
-		CompileFilter:   compileClientFilter,
-		BeforeHeartbeat: b.beforeHeartbeat,
-		NotifyEnabled:   func(group string) bool { return b.admin.NotifyEnabled(group) },
-		Logger:          log,
+		CompileFilter:        compileClientFilter,
+		BeforeHeartbeat:      b.beforeHeartbeat,
+		NotifyEnabled:        func(group string) bool { return b.admin.NotifyEnabled(group) },
+		EnablePropertyFilter: cfg.EnablePropertyFilter,
+		Logger:               log,
 	})
 	b.txn = b.newTxn()
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
 	b.admin = b.newAdmin()
+	b.replies = b.newReply()
 	b.registerProcessors()
 	b.server.OnConnClose(b.clients.OnConnClose)
 	return b, nil

@@ -44,7 +44,8 @@
 // and LOCK/UNLOCK_BATCH_MQ; clients/ the producer and consumer tables and
 // heartbeats; delay/ the delay levels and the timer wheel; txn/
 // transactional messages; admin/ the operator and admin codes, the traffic
-// counters and the settings UPDATE_BROKER_CONFIG changes live. The
+// counters and the settings UPDATE_BROKER_CONFIG changes live; reply/
+// request-reply (SEND_REPLY_MESSAGE pushed to the requester). The
 // services never import this package.
 //
 // # Requests

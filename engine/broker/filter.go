@@ -157,7 +157,7 @@ func (f *TagFilter) MatchTagsCode(tagsCode int64) bool {
 const (
 	remarkSubscriptionParseFailed = "parse the consumer's subscription failed"
 	remarkFilterDataNotExist      = "The broker's consumer filter data is not exist!Your expression may be wrong!"
-	remarkPropertyFilterDisabled  = "The broker does not support consumer to filter message by "
+	remarkPropertyFilterDisabled  = clients.RemarkPropertyFilterDisabled
 )
 
 // pullFilter is the filter of a pull, as PullMessageProcessor picks it:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/reply"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -46,15 +47,16 @@ func (b *Broker) registerProcessors() {
 		meta.ClientManageExecutor:  clientManage,
 		clients.HeartbeatExecutor:  heartbeat,
 		txn.EndTransactionExecutor: b.endTransactionExecutor(),
+		reply.Executor:             b.replyExecutor(),
 	}}
 	b.clients.Register(table) // heartbeats, client list
 	b.meta.Register(table)    // offsets and queue locks
 	b.txn.Register(table)     // END_TRANSACTION
 	b.admin.Register(table)   // runtime info, stats, connections, subscription groups, broker config
+	b.replies.Register(table) // request-reply
 
 	// Feature processors, each registered from its own file.
 	b.registerLitePull() // delay.go: lite pull
-	b.registerReply()    // reply.go: request-reply and client config checks
 }
 
 // RequestCodes lists the request codes the broker serves (every code

@@ -45,7 +45,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp := b.checkMessage(m); resp != nil {
 		return resp
 	}
-	b.noteRequester(conn, m.Properties) // reply.go
+	b.replies.NoteRequester(conn, m.Properties) // reply/
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
 	if resp != nil {
 		return resp
