@@ -40,6 +40,7 @@ func (b *Broker) newAdmin() *admin.Service {
 		Store:        adminStore{b},
 		Meta:         b.meta,
 		Clients:      b.clients,
+		AwaitRoute:   b.routeResponse,
 		SendQueueLen: b.sendQ.len,
 		Disk: func() (admin.DiskStats, bool) {
 			if ds, ok := b.store.(DiskStatser); ok {
@@ -79,6 +80,12 @@ func (a adminStore) MaxOffset(topic string, queueID int32) int64 {
 func (a adminStore) OffsetByTime(topic string, queueID int32, ts int64) int64 {
 	return a.b.store.OffsetByTime(topic, queueID, ts)
 }
+
+func (a adminStore) EarliestMessageTime(topic string, queueID int32) (int64, error) {
+	return a.b.store.EarliestMessageTime(topic, queueID)
+}
+
+func (a adminStore) DeleteTopicData(topic string) error { return a.b.store.DeleteTopicData(topic) }
 
 func (a adminStore) StoreTime(topic string, queueID int32, offset int64) int64 {
 	return a.b.storeTimeAt(topic, queueID, offset)

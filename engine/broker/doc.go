@@ -43,7 +43,8 @@
 // queue locks (RocketMQ's managers) and serves QUERY/UPDATE_CONSUMER_OFFSET
 // and LOCK/UNLOCK_BATCH_MQ; clients/ the producer and consumer tables and
 // heartbeats; delay/ the delay levels and the timer wheel; txn/
-// transactional messages; admin/ the operator and admin codes, the traffic
+// transactional messages; admin/ the operator and admin codes (topics,
+// queue offsets, groups, stats, offset reset, broker config), the traffic
 // counters and the settings UPDATE_BROKER_CONFIG changes live; reply/
 // request-reply (SEND_REPLY_MESSAGE pushed to the requester). The
 // services never import this package.

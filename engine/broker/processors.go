@@ -32,15 +32,6 @@ func (b *Broker) registerProcessors() {
 	b.handle(protocol.ReqQueryMessage, b.queryMessage, query)
 	b.handle(protocol.ReqViewMessageByID, b.viewMessageByID, query)
 
-	// Admin requests on the default executor.
-	b.handle(protocol.ReqUpdateAndCreateTopic, b.updateAndCreateTopic, nil)
-	b.handle(protocol.ReqDeleteTopicInBroker, b.deleteTopic, nil)
-	b.handle(protocol.ReqGetAllTopicConfig, b.getAllTopicConfig, nil)
-	b.handle(protocol.ReqGetMaxOffset, b.getMaxOffset, nil)
-	b.handle(protocol.ReqGetMinOffset, b.getMinOffset, nil)
-	b.handle(protocol.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
-	b.handle(protocol.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
-
 	// The services register their codes on the same table, behind the
 	// same gate.
 	table := processorTable{b: b, executors: map[string]*remoting.Executor{

@@ -2,13 +2,18 @@
 // RocketMQ's AdminBrokerProcessor with BrokerStatsManager's counters and
 // Broker2Client's offset reset, split by concern:
 //
+//   - topics.go: UPDATE_AND_CREATE_TOPIC, DELETE_TOPIC_IN_BROKER (with the
+//     topic's consume queues and offsets), GET_ALL_TOPIC_CONFIG.
+//   - offsets.go: GET_MAX/MIN_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP,
+//     GET_EARLIEST_MSG_STORETIME.
 //   - groups.go: subscription groups (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
 //     DELETE_SUBSCRIPTIONGROUP, GET_ALL_SUBSCRIPTIONGROUP_CONFIG) and the
 //     lookups the send and pull paths make (FindGroup with auto-creation,
 //     CheckConsumeGroup, RetryMaxTimes, RetryQueueNums, NotifyEnabled).
 //   - runtimeinfo.go, diskratio.go, disk_*.go: GET_BROKER_RUNTIME_INFO.
 //   - traffic.go: the traffic counters (Traffic) and their sampler.
-//   - stats.go: GET_TOPIC_STATS_INFO and GET_CONSUME_STATS.
+//   - stats.go: GET_TOPIC_STATS_INFO and GET_CONSUME_STATS; lag.go the
+//     consumer lag an exporter reads (ConsumerLags).
 //   - connections.go: GET_CONSUMER/PRODUCER_CONNECTION_LIST and
 //     QUERY_TOPIC_CONSUME_BY_WHO.
 //   - resetoffset.go: INVOKE_BROKER_TO_RESET_OFFSET and

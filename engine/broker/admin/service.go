@@ -29,6 +29,11 @@ type Store interface {
 	MaxOffset(topic string, queueID int32) int64
 	// OffsetByTime is the first queue offset stored at or after ts (ms).
 	OffsetByTime(topic string, queueID int32, ts int64) int64
+	// EarliestMessageTime is the store time (ms) of the queue's oldest
+	// message.
+	EarliestMessageTime(topic string, queueID int32) (int64, error)
+	// DeleteTopicData removes a deleted topic's consume queues.
+	DeleteTopicData(topic string) error
 	// StoreTime is the store timestamp of the message at a queue offset,
 	// 0 when it cannot be read.
 	StoreTime(topic string, queueID int32, offset int64) int64
@@ -55,6 +60,11 @@ type Deps struct {
 	// request is served); Clients the live producers and consumers.
 	Meta    *meta.Service
 	Clients *clients.Service
+	// AwaitRoute waits until every name server took a registration
+	// carrying topic table version (a topic "updated" or "deleted"); a
+	// non-nil response (SYSTEM_ERROR naming those that did not) answers
+	// the request instead of SUCCESS.
+	AwaitRoute func(topic, what string, version int64) *remoting.Command
 	// SendQueueLen is the number of sends waiting for a send worker.
 	SendQueueLen func() int
 	// Disk reports the store's commit log and disk, ok false when the
@@ -76,7 +86,7 @@ type Deps struct {
 
 // Service is the broker's operator and admin codes (AdminBrokerProcessor,
 // with BrokerStatsManager's counters and Broker2Client's offset reset):
-// subscription groups, runtime info, topic and consume stats, connection
+// topics, queue offsets, subscription groups, runtime info, topic and consume stats, connection
 // lists, offset reset, and the broker config with the settings it changes
 // live. All methods are safe for concurrent use.
 type Service struct {
@@ -119,6 +129,13 @@ func New(d Deps) *Service {
 // Register registers the operator and admin request codes (issue 13 §1)
 // on the default executor.
 func (s *Service) Register(t Table) {
+	t.Handle(protocol.ReqUpdateAndCreateTopic, "", s.updateAndCreateTopic)
+	t.Handle(protocol.ReqDeleteTopicInBroker, "", s.deleteTopic)
+	t.Handle(protocol.ReqGetAllTopicConfig, "", s.getAllTopicConfig)
+	t.Handle(protocol.ReqGetMaxOffset, "", s.getMaxOffset)
+	t.Handle(protocol.ReqGetMinOffset, "", s.getMinOffset)
+	t.Handle(protocol.ReqSearchOffsetByTimestamp, "", s.searchOffsetByTimestamp)
+	t.Handle(protocol.ReqGetEarliestMsgStoretime, "", s.getEarliestMsgStoreTime)
 	t.Handle(protocol.ReqGetBrokerRuntimeInfo, "", s.getBrokerRuntimeInfo)
 	t.Handle(protocol.ReqGetTopicStatsInfo, "", s.getTopicStatsInfo)
 	t.Handle(protocol.ReqGetConsumeStats, "", s.getConsumeStats)
