@@ -46,8 +46,9 @@
 // transactional messages; admin/ the operator and admin codes (topics,
 // queue offsets, groups, stats, offset reset, broker config), the traffic
 // counters and the settings UPDATE_BROKER_CONFIG changes live; reply/
-// request-reply (SEND_REPLY_MESSAGE pushed to the requester). The
-// services never import this package.
+// request-reply (SEND_REPLY_MESSAGE pushed to the requester); slave/ a
+// slave's copy of its master's topics and groups; msgfilter/ the TAG and
+// SQL92 message filters. The services never import this package.
 //
 // # Requests
 //
