@@ -152,7 +152,7 @@ func (e *adminEnv) call(code int32, ext remoting.ExtFields, body []byte) *remoti
 // send stores one message and returns its offset message id.
 func (e *adminEnv) send(topic string, queueID int32, body string, props map[string]string) string {
 	e.t.Helper()
-	h := remoting.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+	h := protocol.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: record.EncodeProperties(props)}
 	resp := e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte(body))
 	id, err := resp.ExtFields.String("msgId")

@@ -52,7 +52,7 @@
 //
 // # Requests
 //
-//	SEND_MESSAGE 10, SEND_MESSAGE_V2 310   header via remoting.ParseSendMessageHeader (long or short names);
+//	SEND_MESSAGE 10, SEND_MESSAGE_V2 310   header via protocol.ParseSendMessageHeader (long or short names);
 //	SEND_BATCH_MESSAGE 320                 body = batch items (record.DecodeBatch). Reply ext msgId (offset
 //	                                       message id, comma-joined for a batch), queueId, queueOffset,
 //	                                       transactionId (UNIQ_KEY, added when missing). A DELAY level sends the

@@ -138,8 +138,8 @@ func (e *env) createTopic(topic string, queues int) {
 }
 
 // sendHeader is a producer's header for topic/queue with properties props.
-func sendHeader(topic string, queueID int32, props string) remoting.SendMessageHeader {
-	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+func sendHeader(topic string, queueID int32, props string) protocol.SendMessageHeader {
+	return protocol.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props}
 }
 

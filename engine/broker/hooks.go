@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -121,7 +122,7 @@ func (b *Broker) sendContext(conn *remoting.Conn, req *remoting.Command) *SendCo
 }
 
 // sendBegin fills what the header tells and runs the before hooks.
-func (b *Broker) sendBegin(sc *SendContext, h *remoting.SendMessageHeader) {
+func (b *Broker) sendBegin(sc *SendContext, h *protocol.SendMessageHeader) {
 	if sc == nil {
 		return
 	}

@@ -46,7 +46,7 @@ func (b *Broker) newReply() *reply.Service {
 
 // prepareReply checks a reply as a send is checked (an empty body passes:
 // it is pushed) and picks its queue.
-func (b *Broker) prepareReply(conn *remoting.Conn, h remoting.SendMessageHeader, body []byte) (*record.Message, *remoting.Command) {
+func (b *Broker) prepareReply(conn *remoting.Conn, h protocol.SendMessageHeader, body []byte) (*record.Message, *remoting.Command) {
 	m := &record.Message{
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: body, Properties: h.Properties,
 		BornTimestamp: h.BornTimestamp, BornHost: bornHost(conn), StoreHost: b.storeHost, ReconsumeTimes: h.ReconsumeTimes,

@@ -32,7 +32,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
-	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return conn.BadRequest(req, err)
 	}
@@ -139,7 +139,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
-	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return conn.BadRequest(req, err)
 	}
@@ -307,7 +307,7 @@ func (b *Broker) pickQueue(tc protocol.TopicConfig, queueID int32) (int32, *remo
 // count + 1), where CONSUMER_SEND_MSG_BACK tests the stored count ≥ max;
 // the max is the header's maxReconsumeTimes when present, else the
 // broker's.
-func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHeader, ext remoting.ExtFields) *remoting.Command {
+func (b *Broker) retryOrDeadLetter(m *record.Message, h protocol.SendMessageHeader, ext remoting.ExtFields) *remoting.Command {
 	maxTimes := b.admin.RetryMaxTimes(strings.TrimPrefix(m.Topic, record.RetryTopicPrefix))
 	if _, ok := ext["l"]; ok {
 		maxTimes = h.MaxReconsumeTimes

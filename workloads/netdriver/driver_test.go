@@ -257,7 +257,7 @@ func TestPullInflatesCompressedBodies(t *testing.T) {
 	zw := zlib.NewWriter(&zbuf)
 	_, _ = zw.Write([]byte("inflated"))
 	_ = zw.Close()
-	h := remoting.SendMessageHeader{ProducerGroup: "p", Topic: "Z", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+	h := protocol.SendMessageHeader{ProducerGroup: "p", Topic: "Z", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		SysFlag: record.FlagCompressed, BornTimestamp: time.Now().UnixMilli()}
 	c := remoting.NewClient(remoting.DefaultClientConfig())
 	defer c.Close()

@@ -22,7 +22,7 @@ func (s *Service) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req
 	if resp := s.deps.Refuse(); resp != nil {
 		return resp, nil
 	}
-	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Service) sendReplyMessage(ctx context.Context, conn *remoting.Conn, req
 // ReplyMessageRequestHeader to the producer connection of the client in
 // REPLY_TO_CLIENT; the pushed properties gain PUSH_REPLY_TIME. It returns
 // whether the client answered SUCCESS, else the remark why not.
-func (s *Service) pushReply(ctx context.Context, from *remoting.Conn, h remoting.SendMessageHeader, body []byte) (string, bool) {
+func (s *Service) pushReply(ctx context.Context, from *remoting.Conn, h protocol.SendMessageHeader, body []byte) (string, bool) {
 	clientID, ok := record.Property(h.Properties, PropertyReplyToClient)
 	if !ok {
 		return "reply message properties[" + PropertyReplyToClient + "] is null", false

@@ -46,7 +46,7 @@ type Deps struct {
 	Refuse func() *remoting.Command
 	// Prepare checks a reply as the send path checks a message, builds it
 	// and picks its queue; a non-nil response refuses it.
-	Prepare func(conn *remoting.Conn, h remoting.SendMessageHeader, body []byte) (*record.Message, *remoting.Command)
+	Prepare func(conn *remoting.Conn, h protocol.SendMessageHeader, body []byte) (*record.Message, *remoting.Command)
 	// Put stores a reply: its offset message id and queue offset, or ""
 	// and the store's status when it was not stored.
 	Put func(ctx context.Context, m *record.Message) (msgID string, queueOffset int64, status string, err error)
