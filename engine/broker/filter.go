@@ -59,26 +59,26 @@ const (
 // has no heartbeat from; the Go client filters by tag again anyway).
 // SQL92 needs EnablePropertyFilter (else SYSTEM_ERROR). A request that
 // repeats the registered SQL92 expression reuses its compiled filter.
-func (b *Broker) pullFilter(p pullHeader) (MessageFilter, int32, string) {
+func (b *Broker) pullFilter(p protocol.PullMessageHeader) (MessageFilter, int32, string) {
 	var (
 		f   MessageFilter
 		typ = ExpressionTag
 	)
-	if p.sysFlag&protocol.PullFlagSubscription != 0 {
-		typ = p.expressionType
+	if p.SysFlag&protocol.PullFlagSubscription != 0 {
+		typ = p.ExpressionType
 		if typ == "" {
 			typ = ExpressionTag
 		}
-		sub := b.clients.Subscription(p.group, p.topic)
-		if sub != nil && sub.FilterErr == nil && !sub.ClassFilter && sub.ExpressionType == typ && sub.SubString == p.subscription {
+		sub := b.clients.Subscription(p.ConsumerGroup, p.Topic)
+		if sub != nil && sub.FilterErr == nil && !sub.ClassFilter && sub.ExpressionType == typ && sub.SubString == p.Subscription {
 			f = sub.Filter
 		} else {
 			var err error
-			if f, err = compileFilter(p.subscription, typ); err != nil {
+			if f, err = compileFilter(p.Subscription, typ); err != nil {
 				return nil, protocol.RespSubscriptionParseFailed, remarkSubscriptionParseFailed
 			}
 		}
-	} else if sub := b.clients.Subscription(p.group, p.topic); sub != nil {
+	} else if sub := b.clients.Subscription(p.ConsumerGroup, p.Topic); sub != nil {
 		if sub.ClassFilter {
 			return nil, protocol.RespSuccess, ""
 		}

@@ -166,12 +166,12 @@ func (b *Broker) sendEnd(sc *SendContext, resp *remoting.Command) {
 }
 
 // consumeDone runs the consume hooks for an answered pull.
-func (b *Broker) consumeDone(conn *remoting.Conn, p *pullHeader, resp *remoting.Command, next int64) {
+func (b *Broker) consumeDone(conn *remoting.Conn, p *protocol.PullMessageHeader, resp *remoting.Command, next int64) {
 	if len(b.hooks.consume) == 0 || resp == nil {
 		return
 	}
 	cc := consumeContextPool.Get().(*ConsumeContext)
-	*cc = ConsumeContext{ConsumerGroup: p.group, Topic: p.topic, QueueID: p.queueID, Offset: p.offset, Next: next,
+	*cc = ConsumeContext{ConsumerGroup: p.ConsumerGroup, Topic: p.Topic, QueueID: p.QueueID, Offset: p.QueueOffset, Next: next,
 		Msgs: recordsIn(resp.Body), Bytes: len(resp.Body), Status: resp.Code}
 	if conn != nil {
 		cc.Remote = conn.RemoteAddr()

@@ -3,10 +3,10 @@
 // DataVersion, permission bits, system topic names, route and cluster data,
 // broker registration bodies, subscription-group configs, the admin bodies
 // the broker writes and the admin client reads, the request headers both
-// sides encode and parse (sendheader.go: SEND_MESSAGE's, with its V2
-// one-letter names; a bad field is a *FieldError, which engine/remoting
-// answers SYSTEM_ERROR with Java's remark), and (codes.go) the request and
-// response codes with their names. Headers are read from and written to
+// sides encode and parse (SEND_MESSAGE's with its V2 one-letter names,
+// PULL_MESSAGE's, END_TRANSACTION's, REGISTER_BROKER's; a bad field is a
+// *FieldError, which engine/remoting answers SYSTEM_ERROR with Java's
+// remark), and (codes.go) the request and response codes with their names. Headers are read from and written to
 // plain map[string]string, the underlying type of remoting.ExtFields, so
 // this package never imports the transport.
 //
