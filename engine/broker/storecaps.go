@@ -52,6 +52,8 @@ func (a storeAdapter) DiskStats() DiskStats {
 		MaxPhyOffset:        s.MaxPhyOffset(),
 		FlushedOffset:       ss.CommitLog.FlushedOffset,
 		DispatchBehindBytes: ss.DispatchBehindBytes,
+		IndexErrors:         ss.IndexErrors,
+		IndexSkippedRecords: ss.IndexSkippedRecords,
 		LockHeld:            s.CommitLog().LockHeldFor(),
 	}
 	if ts, err := s.CommitLogEarliestTime(); err == nil {

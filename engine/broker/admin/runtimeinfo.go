@@ -20,6 +20,10 @@ type DiskStats struct {
 	MinPhyOffset, MaxPhyOffset, FlushedOffset int64
 	// DispatchBehindBytes is how far the consume queues lag the commit log.
 	DispatchBehindBytes int64
+	// IndexErrors counts failed index writes and IndexSkippedRecords the
+	// records dispatched without index entries meanwhile (not found by
+	// key; dispatch does not wait for the index).
+	IndexErrors, IndexSkippedRecords uint64
 	// EarliestTime is the oldest record's store time (ms); HasEarliest is
 	// false when the log holds none.
 	EarliestTime int64
@@ -93,6 +97,10 @@ func (s *Service) runtimeInfo(now time.Time) map[string]string {
 	i("commitLogMinOffset", d.MinPhyOffset)
 	i("commitLogMaxOffset", d.MaxPhyOffset)
 	i("dispatchBehindBytes", d.DispatchBehindBytes)
+	if d.IndexErrors > 0 { // brokerlab's own keys, shown once the index failed
+		u("indexWriteErrors", d.IndexErrors)
+		u("indexSkippedRecords", d.IndexSkippedRecords)
+	}
 	if d.HasEarliest {
 		i("earliestMessageTimeStamp", d.EarliestTime)
 	}
