@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/cmd/brokerlab/internal/mqadmin"
 	"github.com/brokerlab/brokerlab/engine/broker"
+	"github.com/brokerlab/brokerlab/engine/clustertest"
 	"github.com/brokerlab/brokerlab/engine/iopath"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/protocol"
@@ -40,37 +40,20 @@ type adminEnv struct {
 
 func startAdminEnv(t *testing.T) *adminEnv {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ncfg := namesrv.DefaultConfig()
-	ncfg.Remoting.Addr = "127.0.0.1:0"
-	ncfg.Remoting.TLS.Mode = remoting.TLSPermissive
-	ncfg.Logger = quiet
-	ns := namesrv.New(ncfg)
-	if err := ns.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Shutdown(context.Background()) })
+	quiet := clustertest.Quiet
+	ns := clustertest.StartNamesrv(t, func(c *namesrv.Config) { c.Remoting.TLS.Mode = remoting.TLSPermissive })
 
-	bcfg := broker.DefaultConfig()
-	bcfg.ListenAddr = "127.0.0.1:0"
+	bcfg := clustertest.BrokerConfig(ns.Addr())
+	bcfg.SendQueueMaxWait = broker.DefaultConfig().SendQueueMaxWait
 	bcfg.BrokerName = "broker-adm"
 	bcfg.ClusterName = "AdmCluster"
-	bcfg.NamesrvAddrs = []string{ns.Addr()}
 	bcfg.Remoting.TLS.Mode = remoting.TLSPermissive
 	bcfg.RegisterInterval = time.Hour // registrations come from topic changes
-	bcfg.Logger = quiet
 	scfg := store.DefaultConfig(t.TempDir())
 	scfg.CommitLog.Path = iopath.Pwrite
 	scfg.CommitLog.SegmentSize = 8 << 20
 	scfg.Logger = quiet
-	b, err := broker.New(bcfg, broker.OpenStore(scfg, bcfg.DelayLevels))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	b := clustertest.StartBroker(t, bcfg, broker.OpenStore(scfg, bcfg.DelayLevels), nil)
 
 	e := &adminEnv{t: t, ns: ns, b: b, nsAddr: ns.Addr(), addr: b.Addr(), cluster: bcfg.ClusterName,
 		pushes: make(chan *remoting.Command, 16)}
@@ -152,7 +135,7 @@ func (e *adminEnv) call(code int32, ext remoting.ExtFields, body []byte) *remoti
 // send stores one message and returns its offset message id.
 func (e *adminEnv) send(topic string, queueID int32, body string, props map[string]string) string {
 	e.t.Helper()
-	h := remoting.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+	h := protocol.SendMessageHeader{ProducerGroup: "adminPG", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: record.EncodeProperties(props)}
 	resp := e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte(body))
 	id, err := resp.ExtFields.String("msgId")

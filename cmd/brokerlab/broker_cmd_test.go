@@ -194,7 +194,7 @@ func TestNamesrvAndBrokerProcesses(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: "CliT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+	h := protocol.SendMessageHeader{ProducerGroup: "pg", Topic: "CliT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		QueueID: 1, BornTimestamp: time.Now().UnixMilli()}
 	if resp := call(t, c, addr, protocol.ReqSendMessageV2, h.ExtFields(true), []byte("survives")); resp.Code != protocol.RespSuccess {
 		t.Fatalf("send: %v", resp)

@@ -42,7 +42,7 @@ func TestSyncMasterKill9(t *testing.T) {
 		t.Fatalf("create topic: %v", resp)
 	}
 	send := func(ctx context.Context, q int32, body []byte) (*remoting.Command, error) {
-		h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: "KillT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+		h := protocol.SendMessageHeader{ProducerGroup: "pg", Topic: "KillT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 			QueueID: q, BornTimestamp: time.Now().UnixMilli()}
 		req := remoting.NewRequest(protocol.ReqSendMessageV2, h.ExtFields(true))
 		req.Body = body

@@ -91,7 +91,7 @@ func TestBrokerConfRetentionOnSmallDisk(t *testing.T) {
 	send := func() (int32, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		h := remoting.SendMessageHeader{ProducerGroup: "diskPG", Topic: "DiskT", DefaultTopic: protocol.DefaultTopic,
+		h := protocol.SendMessageHeader{ProducerGroup: "diskPG", Topic: "DiskT", DefaultTopic: protocol.DefaultTopic,
 			DefaultTopicQueueNums: 1, QueueID: 0, BornTimestamp: time.Now().UnixMilli()}
 		req := remoting.NewRequest(protocol.ReqSendMessageV2, h.ExtFields(true))
 		req.Body = body

@@ -99,7 +99,7 @@ func TestMetricsListenProcesses(t *testing.T) {
 		t.Fatalf("create topic: %v", resp)
 	}
 	const sent = 5
-	h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: "MetricsT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+	h := protocol.SendMessageHeader{ProducerGroup: "pg", Topic: "MetricsT", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		QueueID: 0, BornTimestamp: time.Now().UnixMilli()}
 	for range sent {
 		if resp := call(t, c, addr, protocol.ReqSendMessageV2, h.ExtFields(true), []byte(strings.Repeat("b", 64))); resp.Code != protocol.RespSuccess {

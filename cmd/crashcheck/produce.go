@@ -15,7 +15,6 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
-	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
 // ackWriter appends ack lines to a file from one goroutine, fdatasyncing
@@ -137,7 +136,7 @@ func runProduce(args []string) error {
 					body[j] = byte(rng.Uint32())
 				}
 				uniq := record.NewUniqID()
-				h := remoting.SendMessageHeader{
+				h := protocol.SendMessageHeader{
 					ProducerGroup: "crashcheck", Topic: *topic, DefaultTopic: protocol.DefaultTopic,
 					DefaultTopicQueueNums: int32(*queues), QueueID: int32(rng.IntN(*queues)),
 					BornTimestamp: time.Now().UnixMilli(),

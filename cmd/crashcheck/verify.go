@@ -180,13 +180,8 @@ func pullQueue(cl *remoting.Client, addr, topic string, q int32, found map[queue
 		if guard > int(maxO-minO)+1000 {
 			return fmt.Errorf("verify: %s/%d: pull does not advance at %d", topic, q, off)
 		}
-		ext := remoting.ExtFields{"consumerGroup": "crashcheck", "topic": topic, "commitOffset": "-1",
-			"subscription": "*", "subVersion": "0", "expressionType": "TAG"}
-		ext.SetInt32("queueId", q)
-		ext.SetInt64("queueOffset", off)
-		ext.SetInt32("maxMsgNums", 32)
-		ext.SetInt32("sysFlag", 0)
-		ext.SetInt64("suspendTimeoutMillis", 0)
+		ext := protocol.PullMessageHeader{ConsumerGroup: "crashcheck", Topic: topic, QueueID: q, QueueOffset: off,
+			MaxMsgNums: 32, CommitOffset: -1, Subscription: "*", ExpressionType: "TAG"}.ExtFields()
 		resp, err := call(cl, addr, 10*time.Second, protocol.ReqPullMessage, ext, nil)
 		if err != nil {
 			return fmt.Errorf("verify: pull %s/%d@%d: %w", topic, q, off, err)

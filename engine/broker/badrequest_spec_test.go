@@ -146,7 +146,7 @@ func requestSpecs() map[int32]requestSpec {
 			[]string{"consumerGroup", "topic", "queueId", "pollTime"}, nil, bodyIgnored},
 		protocol.ReqPollingInfo: {"POLLING_INFO", remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "0"},
 			[]string{"consumerGroup", "topic", "queueId"}, nil, bodyIgnored},
-		// Operator requests (ops.go).
+		// Operator requests (admin/).
 		protocol.ReqGetBrokerRuntimeInfo: {"GET_BROKER_RUNTIME_INFO", none, nil, nil, bodyIgnored},
 		protocol.ReqGetTopicStatsInfo:    {"GET_TOPIC_STATS_INFO", remoting.ExtFields{"topic": specTopic}, []string{"topic"}, nil, bodyIgnored},
 		protocol.ReqGetConsumeStats: {"GET_CONSUME_STATS", remoting.ExtFields{"consumerGroup": "g", "topic": specTopic},

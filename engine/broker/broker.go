@@ -11,10 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/admin"
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/broker/pop"
+	"github.com/brokerlab/brokerlab/engine/broker/reply"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -53,14 +55,13 @@ type Broker struct {
 	putWaits  chan struct{} // a slot per put wait handed on by a send worker (sendqueue.go)
 	waiters   chan *sendOp  // idle waiter goroutines take handed-on sends (sendop.go)
 	delay     *delay.Service
-	hooks     hookSet       // send/consume hooks, stage recorder (hooks.go); set before Start
-	flow      flowCounters  // flow-control refusals (metrics.go)
-	ha        haState       // replication (ha.go)
-	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
-	ops       opsState      // subscription groups, live config (ops.go)
-	txn       *txn.Service  // transactional messages (txn.go, engine/broker/txn)
-	pop       *pop.Service  // POP consumption (pop.go, engine/broker/pop)
-	replies   replyState    // request-reply requesters (reply.go)
+	hooks     hookSet        // send/consume hooks, stage recorder (hooks.go); set before Start
+	flow      flowCounters   // flow-control refusals (metrics.go)
+	ha        haState        // replication (ha.go)
+	admin     *admin.Service // ops and admin codes, traffic counters, live settings (admin/)
+	txn       *txn.Service   // transactional messages (txn.go, engine/broker/txn)
+	pop       *pop.Service   // POP consumption (pop.go, engine/broker/pop)
+	replies   *reply.Service // request-reply (reply/)
 
 	ready    atomic.Bool // processors serve only while set
 	started  atomic.Bool
@@ -116,14 +117,17 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 	b.waiters = make(chan *sendOp)
 	b.holds = newHoldTable(b)
 	b.clients = clients.New(clients.Deps{
-		CompileFilter:   compileClientFilter,
-		BeforeHeartbeat: b.beforeHeartbeat,
-		NotifyEnabled:   b.notifyEnabled,
-		Logger:          log,
+		CompileFilter:        compileClientFilter,
+		BeforeHeartbeat:      b.beforeHeartbeat,
+		NotifyEnabled:        func(group string) bool { return b.admin.NotifyEnabled(group) },
+		EnablePropertyFilter: cfg.EnablePropertyFilter,
+		Logger:               log,
 	})
 	b.txn = b.newTxn()
 	b.pop = b.newPop()
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
+	b.admin = b.newAdmin()
+	b.replies = b.newReply()
 	b.registerProcessors()
 	b.server.OnConnClose(b.clients.OnConnClose)
 	return b, nil
@@ -182,7 +186,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.goLoop(b.holdCheckLoop)
 	b.goLoop(b.clientScanLoop)
 	b.goLoop(b.txn.CheckLoop)
-	b.goLoop(b.runtimeSampleLoop)
+	b.goLoop(b.admin.SampleLoop)
 	b.goLoop(b.offsetPersistLoop)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
 		b.delay.Start()

@@ -35,7 +35,7 @@ func (b *Broker) beforeHeartbeat(hb *HeartbeatData) *remoting.Command {
 		if cd.MessageModel == Broadcasting || cd.GroupName == "" {
 			continue
 		}
-		_, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(cd.GroupName), b.groupRetryQueueNums(cd.GroupName)))
+		_, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(cd.GroupName), b.admin.RetryQueueNums(cd.GroupName)))
 		if err != nil {
 			b.log.Warn("create retry topic failed", "group", cd.GroupName, "err", err)
 		}
@@ -44,6 +44,6 @@ func (b *Broker) beforeHeartbeat(hb *HeartbeatData) *remoting.Command {
 		}
 	}
 	resp := b.routeResponse(retryTopic, "created", newest)
-	b.ensureHeartbeatGroups(hb)
+	b.admin.EnsureHeartbeatGroups(hb)
 	return resp
 }

@@ -41,11 +41,18 @@
 // processor table (so the one ACL and readiness gate wraps them all):
 // meta/ holds the topic table, subscription groups, consumer offsets and
 // queue locks (RocketMQ's managers) and serves QUERY/UPDATE_CONSUMER_OFFSET
-// and LOCK/UNLOCK_BATCH_MQ. The services never import this package.
+// and LOCK/UNLOCK_BATCH_MQ; clients/ the producer and consumer tables and
+// heartbeats; delay/ the delay levels and the timer wheel; txn/
+// transactional messages; admin/ the operator and admin codes (topics,
+// queue offsets, groups, stats, offset reset, broker config), the traffic
+// counters and the settings UPDATE_BROKER_CONFIG changes live; reply/
+// request-reply (SEND_REPLY_MESSAGE pushed to the requester); slave/ a
+// slave's copy of its master's topics and groups; msgfilter/ the TAG and
+// SQL92 message filters. The services never import this package.
 //
 // # Requests
 //
-//	SEND_MESSAGE 10, SEND_MESSAGE_V2 310   header via remoting.ParseSendMessageHeader (long or short names);
+//	SEND_MESSAGE 10, SEND_MESSAGE_V2 310   header via protocol.ParseSendMessageHeader (long or short names);
 //	SEND_BATCH_MESSAGE 320                 body = batch items (record.DecodeBatch). Reply ext msgId (offset
 //	                                       message id, comma-joined for a batch), queueId, queueOffset,
 //	                                       transactionId (UNIQ_KEY, added when missing). A DELAY level sends the
@@ -66,7 +73,7 @@
 //	GET_MAX/MIN_OFFSET 30/31, SEARCH_OFFSET_BY_TIMESTAMP 29, GET_EARLIEST_MSG_STORETIME 32,
 //	QUERY_MESSAGE 12, VIEW_MESSAGE_BY_ID 33, UPDATE_AND_CREATE_TOPIC 17, DELETE_TOPIC_IN_BROKER 215,
 //	GET_ALL_TOPIC_CONFIG 21, LOCK/UNLOCK_BATCH_MQ 41/42.
-//	Operator codes (ops.go)                GET_BROKER_RUNTIME_INFO 28, GET_TOPIC_STATS_INFO 202,
+//	Operator codes (admin/)                GET_BROKER_RUNTIME_INFO 28, GET_TOPIC_STATS_INFO 202,
 //	                                       GET_CONSUME_STATS 208, GET_CONSUMER/PRODUCER_CONNECTION_LIST
 //	                                       203/204, QUERY_TOPIC_CONSUME_BY_WHO 300, subscription groups
 //	                                       200/201/207 (config/subscriptionGroup.json, meta.Groups; honoured

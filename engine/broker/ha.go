@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/brokerlab/brokerlab/engine/broker/slave"
 	"github.com/brokerlab/brokerlab/engine/ha"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/protocol"
@@ -343,3 +344,16 @@ func (b *Broker) masterAddr() string {
 }
 
 func (b *Broker) setMasterAddr(addr string) { b.ha.master.Store(&addr) }
+
+// startSlaveSync starts, on a slave, the copy of the master's topic
+// configs and subscription groups (engine/broker/slave).
+func (b *Broker) startSlaveSync() {
+	if b.cfg.Role != Slave || b.cfg.SlaveSyncInterval <= 0 {
+		return
+	}
+	b.goLoop(slave.New(slave.Deps{
+		Meta: b.meta, Invoke: b.ns.InvokeSync, MasterAddr: b.masterAddr,
+		Interval: b.cfg.SlaveSyncInterval, Timeout: b.cfg.RegisterTimeout,
+		Context: b.ctx, Stop: b.stop, Logger: b.log,
+	}).Run)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
+	"github.com/brokerlab/brokerlab/engine/clustertest"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -33,33 +34,15 @@ type env struct {
 }
 
 func testConfig() broker.Config {
-	cfg := broker.DefaultConfig()
-	cfg.ListenAddr = "127.0.0.1:0"
-	cfg.Logger = quiet
+	cfg := clustertest.BrokerConfig("")
 	cfg.RegisterInterval = time.Hour // registrations in tests come from topic changes
 	cfg.LongPollingCheckInterval = time.Hour
 	cfg.DelayLevels = []time.Duration{20 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond}
 	cfg.ScheduleCheckInterval = 10 * time.Millisecond
-	// Sends waiting over SendQueueMaxWait (200 ms) for a worker are
-	// answered SYSTEM_BUSY; on a loaded 2-core machine under -race that
-	// flow control would hit sends these tests expect to succeed (tests of
-	// the flow control set their own).
-	cfg.SendQueueMaxWait = 10 * time.Second
 	return cfg
 }
 
-func startNamesrv(t *testing.T) *namesrv.Server {
-	t.Helper()
-	cfg := namesrv.DefaultConfig()
-	cfg.Remoting.Addr = "127.0.0.1:0"
-	cfg.Logger = quiet
-	ns := namesrv.New(cfg)
-	if err := ns.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Shutdown(context.Background()) })
-	return ns
-}
+func startNamesrv(t *testing.T) *namesrv.Server { return clustertest.StartNamesrv(t, nil) }
 
 func startEnv(t *testing.T, mutate func(*broker.Config)) *env {
 	t.Helper()
@@ -76,15 +59,7 @@ func startEnv(t *testing.T, mutate func(*broker.Config)) *env {
 
 func (e *env) startBroker(cfg broker.Config) *broker.Broker {
 	e.t.Helper()
-	b, err := broker.New(cfg, broker.WithStore(e.store))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := b.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	return b
+	return clustertest.StartBroker(e.t, cfg, broker.WithStore(e.store), nil)
 }
 
 func newClient(t *testing.T) (*remoting.Client, chan *remoting.Command) {
@@ -138,8 +113,8 @@ func (e *env) createTopic(topic string, queues int) {
 }
 
 // sendHeader is a producer's header for topic/queue with properties props.
-func sendHeader(topic string, queueID int32, props string) remoting.SendMessageHeader {
-	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+func sendHeader(topic string, queueID int32, props string) protocol.SendMessageHeader {
+	return protocol.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props}
 }
 

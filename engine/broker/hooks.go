@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -121,7 +122,7 @@ func (b *Broker) sendContext(conn *remoting.Conn, req *remoting.Command) *SendCo
 }
 
 // sendBegin fills what the header tells and runs the before hooks.
-func (b *Broker) sendBegin(sc *SendContext, h *remoting.SendMessageHeader) {
+func (b *Broker) sendBegin(sc *SendContext, h *protocol.SendMessageHeader) {
 	if sc == nil {
 		return
 	}
@@ -165,12 +166,12 @@ func (b *Broker) sendEnd(sc *SendContext, resp *remoting.Command) {
 }
 
 // consumeDone runs the consume hooks for an answered pull.
-func (b *Broker) consumeDone(conn *remoting.Conn, p *pullHeader, resp *remoting.Command, next int64) {
+func (b *Broker) consumeDone(conn *remoting.Conn, p *protocol.PullMessageHeader, resp *remoting.Command, next int64) {
 	if len(b.hooks.consume) == 0 || resp == nil {
 		return
 	}
 	cc := consumeContextPool.Get().(*ConsumeContext)
-	*cc = ConsumeContext{ConsumerGroup: p.group, Topic: p.topic, QueueID: p.queueID, Offset: p.offset, Next: next,
+	*cc = ConsumeContext{ConsumerGroup: p.ConsumerGroup, Topic: p.Topic, QueueID: p.QueueID, Offset: p.QueueOffset, Next: next,
 		Msgs: recordsIn(resp.Body), Bytes: len(resp.Body), Status: resp.Code}
 	if conn != nil {
 		cc.Remote = conn.RemoteAddr()

@@ -1,12 +1,10 @@
 package broker
 
 import (
-	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/broker/admin"
 )
 
 // What the broker exposes for monitoring beyond Stats and RuntimeStats:
@@ -15,72 +13,17 @@ import (
 // anyway, except the flow-control counters, which are atomic adds on the
 // refusal paths only.
 
-// ConsumerLag is one consumer group's backlog on one topic, computed as
-// RocketMQ's ConsumerLagCalculator does for a pull consumer: over the
-// topic's write queues, the queue's max offset minus the group's committed
-// offset (a queue without a committed offset counts as caught up).
-type ConsumerLag struct {
-	Group, Topic string
-	// Lag is the number of messages stored but not yet consumed.
-	Lag int64
-	// EarliestUnconsumed is the store timestamp (ms) of the oldest message
-	// not yet consumed over the queues that lag, 0 when none does (or it
-	// could not be read).
-	EarliestUnconsumed int64
-	// Online reports a live consumer of the group subscribed to the topic.
-	Online bool
-}
+// ConsumerLag is one consumer group's backlog on one topic
+// (admin.ConsumerLag).
+type ConsumerLag = admin.ConsumerLag
 
 // ConsumerLags returns the lag of every (group, topic) pair the broker
-// knows of: groups with offsets committed for the topic and online groups
-// subscribed to it, sorted by group then topic. Retry and dead-letter
-// topics are left out (they are the group's own, as in RocketMQ's lag
-// metrics). Nil before Start.
+// knows of (admin.Service.ConsumerLags). Nil before Start.
 func (b *Broker) ConsumerLags() []ConsumerLag {
 	if !b.running.Load() || b.topics == nil {
 		return nil
 	}
-	online := b.clients.ConsumerGroupNames()
-	var out []ConsumerLag
-	for topic, tc := range b.topics.Wrapper().TopicConfigTable {
-		if isRetryTopic(topic) || strings.HasPrefix(topic, protocol.DLQTopicPrefix) {
-			continue
-		}
-		groups := map[string]bool{}
-		for _, g := range b.offsets.Groups(topic) {
-			groups[g] = false
-		}
-		for _, g := range online {
-			if b.clients.Subscription(g, topic) != nil {
-				groups[g] = true
-			}
-		}
-		for g, on := range groups {
-			l := ConsumerLag{Group: g, Topic: topic, Online: on}
-			for q := range tc.WriteQueueNums {
-				off, ok := b.offsets.Query(g, topic, q)
-				if !ok || off < 0 {
-					continue
-				}
-				maxOff := b.store.MaxOffset(topic, q)
-				if maxOff <= off {
-					continue
-				}
-				l.Lag += maxOff - off
-				if ts := b.storeTimeAt(topic, q, off); ts > 0 && (l.EarliestUnconsumed == 0 || ts < l.EarliestUnconsumed) {
-					l.EarliestUnconsumed = ts
-				}
-			}
-			out = append(out, l)
-		}
-	}
-	slices.SortFunc(out, func(a, b ConsumerLag) int {
-		if c := strings.Compare(a.Group, b.Group); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Topic, b.Topic)
-	})
-	return out
+	return b.admin.ConsumerLags()
 }
 
 // flowCounters count the sends refused by the broker's flow control
@@ -153,12 +96,10 @@ func (b *Broker) Gauges() Gauges {
 		HeldPulls:    st.HeldPulls,
 		QueuedSends:  st.QueuedSends,
 	}
-	if t, err := b.subGroups(); err == nil {
+	if t, err := b.meta.Groups(); err == nil {
 		g.ConsumerGroups = len(t.Names())
 	}
-	if b.rt != nil {
-		g.Uptime = time.Since(b.rt.boot)
-	}
+	g.Uptime = time.Since(b.admin.Traffic.Boot())
 	return g
 }
 

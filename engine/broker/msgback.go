@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -34,12 +35,12 @@ func (b *Broker) consumerSendMsgBack(ctx context.Context, conn *remoting.Conn, r
 		return conn.BadRequest(req, err)
 	}
 	if maxTimes < 0 {
-		maxTimes = b.groupRetryMaxTimes(group) // the group's retryMaxTimes (ops.go)
+		maxTimes = b.admin.RetryMaxTimes(group) // the group's retryMaxTimes
 	}
 	if err := record.ValidateTopic(protocol.RetryTopic(group)); err != nil {
 		return responsef(protocol.RespInvalidParameter, "bad consumer group %q: %v", group, err)
 	}
-	retry, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(group), b.groupRetryQueueNums(group)))
+	retry, _, ver, err := b.topics.CreateIfAbsent(protocol.NewTopicConfig(protocol.RetryTopic(group), b.admin.RetryQueueNums(group)))
 	if err != nil {
 		return responsef(protocol.RespSystemError, "create topic %s: %v", protocol.RetryTopic(group), err)
 	}
@@ -115,4 +116,13 @@ func retryTopicOf(m *record.Message) string {
 		}
 	}
 	return m.Topic
+}
+
+// retryQueue picks the queue of a sent-back message: a random writable
+// queue of the retry topic, as Java's send-back does.
+func retryQueue(tc protocol.TopicConfig) int32 {
+	if tc.WriteQueueNums <= 1 {
+		return 0
+	}
+	return rand.Int32N(tc.WriteQueueNums)
 }

@@ -27,7 +27,7 @@ func (b *Broker) newPop() *pop.Service {
 			cur, _, _, err := b.topics.CreateIfAbsent(tc)
 			return cur, err
 		},
-		RetryMaxTimes: b.groupRetryMaxTimes,
+		RetryMaxTimes: func(group string) int32 { return b.admin.RetryMaxTimes(group) },
 		CompileFilter: func(typ, expr string) (pop.Filter, error) {
 			f, err := compileFilter(expr, typ)
 			if err != nil || f == nil {

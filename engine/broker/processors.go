@@ -7,6 +7,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
 	"github.com/brokerlab/brokerlab/engine/broker/pop"
+	"github.com/brokerlab/brokerlab/engine/broker/reply"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -32,16 +33,6 @@ func (b *Broker) registerProcessors() {
 	b.handle(protocol.ReqQueryMessage, b.queryMessage, query)
 	b.handle(protocol.ReqViewMessageByID, b.viewMessageByID, query)
 
-	// Admin requests on the default executor.
-	b.handle(protocol.ReqUpdateAndCreateTopic, b.updateAndCreateTopic, nil)
-	b.handle(protocol.ReqDeleteTopicInBroker, b.deleteTopic, nil)
-	b.handle(protocol.ReqGetAllTopicConfig, b.getAllTopicConfig, nil)
-	b.handle(protocol.ReqGetAllSubscriptionGroupConfig, b.getAllSubscriptionGroupConfig, nil)
-	b.handle(protocol.ReqGetMaxOffset, b.getMaxOffset, nil)
-	b.handle(protocol.ReqGetMinOffset, b.getMinOffset, nil)
-	b.handle(protocol.ReqSearchOffsetByTimestamp, b.searchOffsetByTimestamp, nil)
-	b.handle(protocol.ReqGetEarliestMsgStoretime, b.getEarliestMsgStoreTime, nil)
-
 	// The services register their codes on the same table, behind the
 	// same gate.
 	table := processorTable{b: b, executors: map[string]*remoting.Executor{
@@ -50,16 +41,17 @@ func (b *Broker) registerProcessors() {
 		txn.EndTransactionExecutor: b.endTransactionExecutor(),
 		pop.PopExecutor:            s.NewExecutor(pop.PopExecutor, b.cfg.PullExecutor),
 		pop.AckExecutor:            s.NewExecutor(pop.AckExecutor, b.cfg.ClientManageExecutor),
+		reply.Executor:             b.replyExecutor(),
 	}}
 	b.clients.Register(table) // heartbeats, client list
 	b.meta.Register(table)    // offsets and queue locks
 	b.txn.Register(table)     // END_TRANSACTION
 	b.pop.Register(table)     // POP, ACK, BATCH_ACK, CHANGE_INVISIBLETIME, PEEK, NOTIFICATION, POLLING_INFO
+	b.admin.Register(table)   // runtime info, stats, connections, subscription groups, broker config
+	b.replies.Register(table) // request-reply
 
 	// Feature processors, each registered from its own file.
-	b.registerOps()      // ops.go: runtime info, stats, connections, subscription groups, broker config
 	b.registerLitePull() // delay.go: lite pull
-	b.registerReply()    // reply.go: request-reply and client config checks
 }
 
 // RequestCodes lists the request codes the broker serves (every code

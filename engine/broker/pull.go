@@ -12,49 +12,6 @@ import (
 // defaultPullBatch replaces a maxMsgNums ≤ 0 (the Go pull consumer sends 0).
 const defaultPullBatch = 32
 
-// pullHeader is PullMessageRequestHeader.
-type pullHeader struct {
-	group, topic   string
-	queueID        int32
-	offset         int64
-	maxMsgNums     int32
-	sysFlag        int32
-	commitOffset   int64
-	suspendMillis  int64
-	subscription   string
-	expressionType string
-}
-
-func parsePullHeader(ext remoting.ExtFields) (p pullHeader, err error) {
-	if p.group, err = ext.String("consumerGroup"); err != nil {
-		return p, err
-	}
-	if p.topic, err = ext.String("topic"); err != nil {
-		return p, err
-	}
-	if p.queueID, err = ext.Int32("queueId"); err != nil {
-		return p, err
-	}
-	if p.offset, err = ext.Int64("queueOffset"); err != nil {
-		return p, err
-	}
-	if p.maxMsgNums, err = ext.Int32("maxMsgNums"); err != nil {
-		return p, err
-	}
-	if p.sysFlag, err = ext.Int32("sysFlag"); err != nil {
-		return p, err
-	}
-	if p.commitOffset, err = ext.OptInt64("commitOffset", -1); err != nil {
-		return p, err
-	}
-	if p.suspendMillis, err = ext.OptInt64("suspendTimeoutMillis", 0); err != nil {
-		return p, err
-	}
-	p.subscription = ext.OptString("subscription", "")
-	p.expressionType = ext.OptString("expressionType", ExpressionTag)
-	return p, nil
-}
-
 // pullResponse builds a PULL_MESSAGE reply: every reply, whatever its code,
 // carries nextBeginOffset, minOffset, maxOffset and suggestWhichBrokerId
 // (the Go client rewinds to 0 when nextBeginOffset is missing).
@@ -97,51 +54,51 @@ func (b *Broker) pullMessage(_ context.Context, conn *remoting.Conn, req *remoti
 // the piggy-backed offset and, when nothing is there and the consumer allows
 // it, returns a heldPull instead of a response (long polling).
 func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend bool) (*remoting.Command, *heldPull) {
-	p, err := parsePullHeader(req.ExtFields)
+	p, err := protocol.ParsePullMessageHeader(req.ExtFields)
 	if err != nil {
 		resp := conn.BadRequest(req, err)
 		echoPullOffset(resp, req)
 		return resp, nil
 	}
 	fail := func(code int32, format string, args ...any) (*remoting.Command, *heldPull) {
-		return pullResponse(code, fmt.Sprintf(format, args...), p.offset, 0, 0), nil
+		return pullResponse(code, fmt.Sprintf(format, args...), p.QueueOffset, 0, 0), nil
 	}
-	tc, ok := b.topics.Get(p.topic)
+	tc, ok := b.topics.Get(p.Topic)
 	if !ok {
-		return fail(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", p.topic)
+		return fail(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", p.Topic)
 	}
 	if !readable(tc) {
-		return fail(protocol.RespNoPermission, "the topic[%s] pulling message is forbidden", p.topic)
+		return fail(protocol.RespNoPermission, "the topic[%s] pulling message is forbidden", p.Topic)
 	}
-	if p.queueID < 0 || p.queueID >= tc.ReadQueueNums {
+	if p.QueueID < 0 || p.QueueID >= tc.ReadQueueNums {
 		return fail(protocol.RespSystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]",
-			p.queueID, p.topic, tc.ReadQueueNums)
+			p.QueueID, p.Topic, tc.ReadQueueNums)
 	}
 	filter, fcode, remark := b.pullFilter(p)
 	if fcode != protocol.RespSuccess {
 		return fail(fcode, "%s", remark)
 	}
-	if code, remark := b.checkConsumeGroup(p.group); code != protocol.RespSuccess { // ops.go
+	if code, remark := b.admin.CheckConsumeGroup(p.ConsumerGroup); code != protocol.RespSuccess {
 		return fail(code, "%s", remark)
 	}
-	if allowSuspend && p.sysFlag&protocol.PullFlagCommitOffset != 0 && p.commitOffset >= 0 {
-		b.offsets.Commit(p.group, p.topic, p.queueID, p.commitOffset)
+	if allowSuspend && p.SysFlag&protocol.PullFlagCommitOffset != 0 && p.CommitOffset >= 0 {
+		b.offsets.Commit(p.ConsumerGroup, p.Topic, p.QueueID, p.CommitOffset)
 	}
-	maxNums := int(p.maxMsgNums)
+	maxNums := int(p.MaxMsgNums)
 	if maxNums <= 0 {
 		maxNums = defaultPullBatch
 	}
-	res := b.store.Get(p.group, p.topic, p.queueID, p.offset, maxNums, filter)
-	b.rt.countGet(p.group, p.topic, res.Buffer)
-	code := b.slavePullCode(pullCode(res.Status, p.offset))
+	res := b.store.Get(p.ConsumerGroup, p.Topic, p.QueueID, p.QueueOffset, maxNums, filter)
+	b.admin.Traffic.CountGet(p.ConsumerGroup, p.Topic, res.Buffer)
+	code := b.slavePullCode(pullCode(res.Status, p.QueueOffset))
 	resp := pullResponse(code, res.Status.String(), res.NextBeginOffset, res.MinOffset, res.MaxOffset)
 	resp.Ext()["suggestWhichBrokerId"] = b.suggestBrokerID(res)
 	if code == protocol.RespSuccess {
 		resp.Body = res.Buffer
 	}
-	if code == protocol.RespPullNotFound && allowSuspend && p.sysFlag&protocol.PullFlagSuspend != 0 {
-		if wait := b.suspendTime(p.suspendMillis); wait > 0 {
-			return nil, &heldPull{req: req, key: queueKey{p.topic, p.queueID}, offset: p.offset, deadline: time.Now().Add(wait)}
+	if code == protocol.RespPullNotFound && allowSuspend && p.SysFlag&protocol.PullFlagSuspend != 0 {
+		if wait := b.suspendTime(p.SuspendTimeoutMillis); wait > 0 {
+			return nil, &heldPull{req: req, key: queueKey{p.Topic, p.QueueID}, offset: p.QueueOffset, deadline: time.Now().Add(wait)}
 		}
 	}
 	b.consumeDone(conn, &p, resp, res.NextBeginOffset)
@@ -150,8 +107,8 @@ func (b *Broker) pull(conn *remoting.Conn, req *remoting.Command, allowSuspend b
 
 // suspendTime is how long a pull that found nothing is held.
 func (b *Broker) suspendTime(requestedMillis int64) time.Duration {
-	if !b.ops.longPolling.Load() { // cfg.LongPolling, live (ops_config.go)
-		return time.Duration(b.ops.shortPolling.Load())
+	if d, short := b.admin.ShortPolling(); short { // cfg.LongPolling, live (admin/config.go)
+		return d
 	}
 	d := time.Duration(requestedMillis) * time.Millisecond
 	if b.cfg.MaxSuspend > 0 {

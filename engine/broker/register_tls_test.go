@@ -7,6 +7,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
+	"github.com/brokerlab/brokerlab/engine/clustertest"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -22,16 +23,10 @@ func TestRegistersOverTLS(t *testing.T) {
 	srvCert := ca.Issue(t, dir, "namesrv", tlstest.Opts{})
 	brkCert := ca.Issue(t, dir, "broker", tlstest.Opts{})
 
-	ncfg := namesrv.DefaultConfig()
-	ncfg.Remoting.Addr = "127.0.0.1:0"
-	ncfg.Remoting.TLS = remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile,
-		CAFile: ca.File, ClientAuth: remoting.ClientAuthRequire}
-	ncfg.Logger = quiet
-	ns := namesrv.New(ncfg)
-	if err := ns.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Shutdown(context.Background()) })
+	ns := clustertest.StartNamesrv(t, func(c *namesrv.Config) {
+		c.Remoting.TLS = remoting.TLSConfig{Mode: remoting.TLSEnforcing, CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile,
+			CAFile: ca.File, ClientAuth: remoting.ClientAuthRequire}
+	})
 
 	clientTLS, err := remoting.TLSClientConfig{CertFile: brkCert.CertFile, KeyFile: brkCert.KeyFile, CAFile: ca.File, VerifyServer: true}.Load()
 	if err != nil {

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -330,51 +329,5 @@ func TestReplyChecksLikeASend(t *testing.T) {
 	case p := <-r.pushes:
 		t.Fatalf("a refused reply was pushed: %v", p.ExtFields)
 	default:
-	}
-}
-
-// TestSQLFilterMatchesRecords: CompileSQLFilter's filter decides on whole
-// records (what the stores hand it), reuses compiled text, and refuses
-// what does not compile.
-func TestSQLFilterMatchesRecords(t *testing.T) {
-	f, err := broker.CompileSQLFilter("a BETWEEN 1 AND 3 AND TAGS <> 'skip'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, _ := broker.CompileSQLFilter("a BETWEEN 1 AND 3 AND TAGS <> 'skip'"); g != f {
-		t.Error("the same text compiled twice")
-	}
-	rec := func(p string) []byte {
-		host := netip.MustParseAddrPort("127.0.0.1:10911")
-		m := &record.Message{Topic: "T", Body: []byte("x"), Properties: p, BornTimestamp: 1, BornHost: host, StoreHost: host}
-		b, err := record.AppendEncode(nil, m, record.BodyCRC(m.Body), 0, 0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	for _, c := range []struct {
-		props string
-		want  bool
-	}{
-		{props("a", "2", record.PropertyTags, "keep"), true},
-		{props("a", "2"), false}, // TAGS absent: TAGS <> 'skip' is NULL
-		{props("a", "2", record.PropertyTags, "skip"), false},
-		{props("a", "4"), false},
-		{props("b", "2"), false},
-		{"", false},
-	} {
-		if got := f.MatchRecord(rec(c.props)); got != c.want {
-			t.Errorf("properties %q: match %v, want %v", c.props, got, c.want)
-		}
-	}
-	if f.MatchRecord([]byte{1, 2, 3}) {
-		t.Error("a record that does not decode matched")
-	}
-	if !f.MatchTagsCode(12345) {
-		t.Error("the consume queue cannot decide a SQL92 filter")
-	}
-	if _, err := broker.CompileSQLFilter("a >"); err == nil {
-		t.Error("a bad expression compiled")
 	}
 }

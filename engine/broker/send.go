@@ -32,7 +32,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
-	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return conn.BadRequest(req, err)
 	}
@@ -45,7 +45,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp := b.checkMessage(m); resp != nil {
 		return resp
 	}
-	b.noteRequester(conn, m.Properties) // reply.go
+	b.replies.NoteRequester(conn, m.Properties) // reply/
 	tc, resp := b.topicForSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums)
 	if resp != nil {
 		return resp
@@ -127,7 +127,7 @@ func (b *Broker) addSendProperties(m *record.Message) string {
 // builds its response: a stored send's in op (no allocation).
 func (b *Broker) sendAnswer(op *sendOp, res PutResult, err error) *remoting.Command {
 	b.sendStored(op.sc, op.req, op.queueID, 1, res)
-	b.rt.countPut(op.topic, 1, op.bodyLen, res.Status.Stored())
+	b.admin.Traffic.CountPut(op.topic, 1, op.bodyLen, res.Status.Stored())
 	phys, ok := res.firstPhys()
 	if !res.Status.Stored() || !ok {
 		return putResponse(res, err)
@@ -142,7 +142,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	if resp := b.refuseOnSlave(); resp != nil {
 		return resp
 	}
-	h, err := remoting.ParseSendMessageHeader(req.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
 		return conn.BadRequest(req, err)
 	}
@@ -185,7 +185,7 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	}
 	res, err := b.store.PutBatch(ctx, msgs)
 	b.sendStored(sc, req, queueID, len(msgs), res)
-	b.rt.countPut(h.Topic, len(msgs), bodyBytes(msgs), res.Status.Stored())
+	b.admin.Traffic.CountPut(h.Topic, len(msgs), bodyBytes(msgs), res.Status.Stored())
 	resp = putResponse(res, err)
 	if res.Status.Stored() && len(res.PhysOffsets) > 0 {
 		var ids strings.Builder
@@ -255,7 +255,7 @@ func (b *Broker) topicForSend(topic, defaultTopic string, defaultQueueNums int32
 		switch {
 		case isRetryTopic(topic):
 			tc, _, ver, err = b.topics.CreateIfAbsent(protocol.NewTopicConfig(topic, 1))
-		case b.ops.autoCreateTopic.Load(): // cfg.AutoCreateTopic, live (ops_config.go)
+		case b.admin.AutoCreateTopic(): // cfg.AutoCreateTopic, live (admin/config.go)
 			def, found := b.topics.Get(defaultTopic)
 			if !found || def.Perm&protocol.PermInherit == 0 {
 				return tc, responsef(protocol.RespTopicNotExist, "topic[%s] not exist, apply first please!", topic)
@@ -310,8 +310,8 @@ func (b *Broker) pickQueue(tc protocol.TopicConfig, queueID int32) (int32, *remo
 // count + 1), where CONSUMER_SEND_MSG_BACK tests the stored count ≥ max;
 // the max is the header's maxReconsumeTimes when present, else the
 // broker's.
-func (b *Broker) retryOrDeadLetter(m *record.Message, h remoting.SendMessageHeader, ext remoting.ExtFields) *remoting.Command {
-	maxTimes := b.groupRetryMaxTimes(strings.TrimPrefix(m.Topic, record.RetryTopicPrefix))
+func (b *Broker) retryOrDeadLetter(m *record.Message, h protocol.SendMessageHeader, ext remoting.ExtFields) *remoting.Command {
+	maxTimes := b.admin.RetryMaxTimes(strings.TrimPrefix(m.Topic, record.RetryTopicPrefix))
 	if _, ok := ext["l"]; ok {
 		maxTimes = h.MaxReconsumeTimes
 	} else if _, ok := ext["maxReconsumeTimes"]; ok {
@@ -436,4 +436,13 @@ func setProperty(props, name, value string) string {
 	m := record.DecodeProperties(props)
 	m[name] = value
 	return record.EncodeProperties(m)
+}
+
+// bodyBytes is the total body size of a batch.
+func bodyBytes(ms []*record.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Body)
+	}
+	return n
 }

@@ -24,7 +24,7 @@ func TestStageRecordingAllocatesNothing(t *testing.T) {
 	b := &Broker{}
 	b.hooks.send = []SendHook{nopHook{}}
 	req := remoting.NewRequest(protocol.ReqSendMessageV2, nil)
-	h := &remoting.SendMessageHeader{Topic: "T", ProducerGroup: "pg"}
+	h := &protocol.SendMessageHeader{Topic: "T", ProducerGroup: "pg"}
 	resp := remoting.NewResponse(protocol.RespSuccess, "")
 	run := func() {
 		sc := b.sendContext(nil, req)

@@ -1,8 +1,7 @@
 package broker
 
 import (
-	"time"
-
+	"github.com/brokerlab/brokerlab/engine/broker/admin"
 	"github.com/brokerlab/brokerlab/engine/store"
 )
 
@@ -26,26 +25,9 @@ type DiskStatser interface {
 	DiskStats() DiskStats
 }
 
-// DiskStats is a snapshot of a store's commit log and disk.
-type DiskStats struct {
-	// Root is the store's root directory.
-	Root string
-	// MinPhyOffset and MaxPhyOffset bound the commit log; FlushedOffset is
-	// how far it is durable.
-	MinPhyOffset, MaxPhyOffset, FlushedOffset int64
-	// DispatchBehindBytes is how far the consume queues lag the commit log.
-	DispatchBehindBytes int64
-	// EarliestTime is the oldest record's store time (ms); HasEarliest is
-	// false when the log holds none.
-	EarliestTime int64
-	HasEarliest  bool
-	// LockHeld is how long the current append has held the append lock.
-	LockHeld time.Duration
-	// Usage is the used fraction (0..1) of the root's partition by the
-	// store's own measure; HasUsage is false when it cannot tell.
-	Usage    float64
-	HasUsage bool
-}
+// DiskStats is a snapshot of a store's commit log and disk
+// (admin.DiskStats).
+type DiskStats = admin.DiskStats
 
 // ReadConfigFile implements meta.ConfigFiles: config/<name> under the store root.
 func (a storeAdapter) ReadConfigFile(name string, decode func([]byte) error) (bool, error) {
@@ -70,6 +52,8 @@ func (a storeAdapter) DiskStats() DiskStats {
 		MaxPhyOffset:        s.MaxPhyOffset(),
 		FlushedOffset:       ss.CommitLog.FlushedOffset,
 		DispatchBehindBytes: ss.DispatchBehindBytes,
+		IndexErrors:         ss.IndexErrors,
+		IndexSkippedRecords: ss.IndexSkippedRecords,
 		LockHeld:            s.CommitLog().LockHeldFor(),
 	}
 	if ts, err := s.CommitLogEarliestTime(); err == nil {

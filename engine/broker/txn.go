@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/broker/admin"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -119,39 +120,37 @@ func (t txnOffsets) Commit(group, topic string, queueID int32, offset int64) {
 	t.b.offsets.Commit(group, topic, queueID, offset)
 }
 
-// The check knobs under Java's BrokerConfig names (milliseconds), read by
-// GET_BROKER_CONFIG and changed at once by UPDATE_BROKER_CONFIG: the check
-// service reads them before every scan, as Java's does.
-func init() {
-	msKey := func(get func(b *Broker) time.Duration, set func(b *Broker, d time.Duration), min int64) liveConfigKey {
-		return liveConfigKey{
-			get: func(b *Broker) string { return strconv.FormatInt(get(b).Milliseconds(), 10) },
-			set: func(b *Broker, v string) error {
+// txnLiveKeys are the check knobs under Java's BrokerConfig names
+// (milliseconds), read by GET_BROKER_CONFIG and changed at once by
+// UPDATE_BROKER_CONFIG: the check service reads them before every scan,
+// as Java's does.
+func (b *Broker) txnLiveKeys() map[string]admin.LiveKey {
+	msKey := func(get func() time.Duration, set func(d time.Duration), min int64) admin.LiveKey {
+		return admin.LiveKey{
+			Get: func() string { return strconv.FormatInt(get().Milliseconds(), 10) },
+			Set: func(v string) error {
 				ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 				if err != nil || ms < min {
 					return fmt.Errorf("not a number of milliseconds ≥ %d: %q", min, v)
 				}
-				set(b, time.Duration(ms)*time.Millisecond)
+				set(time.Duration(ms) * time.Millisecond)
 				return nil
 			},
 		}
 	}
-	liveConfig["transactionCheckInterval"] = msKey((*Broker).txnCheckInterval, (*Broker).setTxnCheckInterval, 1)
-	liveConfig["transactionTimeOut"] = msKey((*Broker).txnCheckTimeout, (*Broker).setTxnCheckTimeout, 0)
-	liveConfig["transactionCheckMax"] = liveConfigKey{
-		get: func(b *Broker) string { return strconv.Itoa(b.txn.CheckMax()) },
-		set: func(b *Broker, v string) error {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-			if err != nil || n < 1 {
-				return fmt.Errorf("not a positive count: %q", v)
-			}
-			b.txn.SetCheckMax(int(n))
-			return nil
+	return map[string]admin.LiveKey{
+		"transactionCheckInterval": msKey(b.txn.CheckInterval, b.txn.SetCheckInterval, 1),
+		"transactionTimeOut":       msKey(b.txn.CheckTimeout, b.txn.SetCheckTimeout, 0),
+		"transactionCheckMax": {
+			Get: func() string { return strconv.Itoa(b.txn.CheckMax()) },
+			Set: func(v string) error {
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+				if err != nil || n < 1 {
+					return fmt.Errorf("not a positive count: %q", v)
+				}
+				b.txn.SetCheckMax(int(n))
+				return nil
+			},
 		},
 	}
 }
-
-func (b *Broker) txnCheckInterval() time.Duration     { return b.txn.CheckInterval() }
-func (b *Broker) setTxnCheckInterval(d time.Duration) { b.txn.SetCheckInterval(d) }
-func (b *Broker) txnCheckTimeout() time.Duration      { return b.txn.CheckTimeout() }
-func (b *Broker) setTxnCheckTimeout(d time.Duration)  { b.txn.SetCheckTimeout(d) }

@@ -10,56 +10,19 @@ import (
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
-// registerBrokerHeader is the decoded REGISTER_BROKER header.
-type registerBrokerHeader struct {
-	brokerName, brokerAddr, clusterName, haServerAddr, zoneName string
-	brokerID, heartbeatTimeoutMillis                            int64
-	enableActingMaster, compressed                              bool
-	bodyCrc32                                                   int32
-}
-
-func parseRegisterBrokerHeader(ext remoting.ExtFields) (h registerBrokerHeader, err error) {
-	first := func(e error) {
-		if err == nil {
-			err = e
-		}
-	}
-	var e error
-	h.brokerName, e = ext.String("brokerName")
-	first(e)
-	h.brokerAddr, e = ext.String("brokerAddr")
-	first(e)
-	h.clusterName, e = ext.String("clusterName")
-	first(e)
-	h.haServerAddr, e = ext.String("haServerAddr")
-	first(e)
-	h.brokerID, e = ext.Int64("brokerId")
-	first(e)
-	h.heartbeatTimeoutMillis, e = ext.OptInt64("heartbeatTimeoutMillis", 0)
-	first(e)
-	h.enableActingMaster, e = ext.OptBool("enableActingMaster", false)
-	first(e)
-	h.compressed, e = ext.OptBool("compressed", false)
-	first(e)
-	h.bodyCrc32, e = ext.OptInt32("bodyCrc32", 0)
-	first(e)
-	h.zoneName = ext.OptString("zoneName", "")
-	return h, err
-}
-
 // bodyCRC32 is UtilAll.crc32: IEEE CRC32 masked to a non-negative int32.
 func bodyCRC32(b []byte) int32 { return int32(crc32.ChecksumIEEE(b) & 0x7FFFFFFF) }
 
 func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	h, err := parseRegisterBrokerHeader(req.ExtFields)
+	h, err := protocol.ParseRegisterBrokerHeader(req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
-	if h.bodyCrc32 != 0 && bodyCRC32(req.Body) != h.bodyCrc32 {
-		s.log.Warn("namesrv: register body crc32 mismatch", "broker", h.brokerAddr)
+	if h.BodyCrc32 != 0 && bodyCRC32(req.Body) != h.BodyCrc32 {
+		s.log.Warn("namesrv: register body crc32 mismatch", "broker", h.BrokerAddr)
 		return remoting.NewResponse(protocol.RespSystemError, "crc32 not match"), nil
 	}
-	if h.compressed {
+	if h.Compressed {
 		return remoting.NewResponse(protocol.RespSystemError, "compressed register body not supported"), nil
 	}
 	var body protocol.RegisterBrokerBody
@@ -75,13 +38,13 @@ func (s *Server) registerBroker(_ context.Context, conn *remoting.Conn, req *rem
 		}
 	}
 	timeout := s.cfg.BrokerTimeout
-	if h.heartbeatTimeoutMillis > 0 {
-		timeout = time.Duration(h.heartbeatTimeoutMillis) * time.Millisecond
+	if h.HeartbeatTimeoutMillis > 0 {
+		timeout = time.Duration(h.HeartbeatTimeoutMillis) * time.Millisecond
 	}
 	res := s.routes.register(registration{
-		ClusterName: h.clusterName, BrokerName: h.brokerName, BrokerAddr: h.brokerAddr,
-		HAServerAddr: h.haServerAddr, ZoneName: h.zoneName, BrokerID: h.brokerID, Timeout: timeout,
-		EnableActingMaster: h.enableActingMaster, Topics: body.TopicConfigSerializeWrapper,
+		ClusterName: h.ClusterName, BrokerName: h.BrokerName, BrokerAddr: h.BrokerAddr,
+		HAServerAddr: h.HAServerAddr, ZoneName: h.ZoneName, BrokerID: h.BrokerID, Timeout: timeout,
+		EnableActingMaster: h.EnableActingMaster, Topics: body.TopicConfigSerializeWrapper,
 		FilterServers: body.FilterServerList, Conn: conn, Now: s.now(),
 	})
 	resp := remoting.NewResponse(protocol.RespSuccess, "")

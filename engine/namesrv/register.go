@@ -46,22 +46,10 @@ func RegisterBroker(ctx context.Context, client *remoting.Client, nsAddr string,
 	if err != nil {
 		return RegisterBrokerResult{}, fmt.Errorf("namesrv: encode register body: %w", err)
 	}
-	ext := remoting.ExtFields{
-		"brokerName":   req.BrokerName,
-		"brokerAddr":   req.BrokerAddr,
-		"clusterName":  req.ClusterName,
-		"haServerAddr": req.HAServerAddr,
-		"compressed":   "false",
-	}
-	ext.SetInt64("brokerId", req.BrokerID)
-	ext.SetInt32("bodyCrc32", bodyCRC32(payload))
-	ext.SetBool("enableActingMaster", req.EnableActingMaster)
-	if req.HeartbeatTimeout > 0 {
-		ext.SetInt64("heartbeatTimeoutMillis", req.HeartbeatTimeout.Milliseconds())
-	}
-	if req.ZoneName != "" {
-		ext["zoneName"] = req.ZoneName
-	}
+	h := protocol.RegisterBrokerHeader{BrokerName: req.BrokerName, BrokerAddr: req.BrokerAddr, ClusterName: req.ClusterName,
+		HAServerAddr: req.HAServerAddr, BrokerID: req.BrokerID, BodyCrc32: bodyCRC32(payload),
+		EnableActingMaster: req.EnableActingMaster, HeartbeatTimeoutMillis: req.HeartbeatTimeout.Milliseconds(), ZoneName: req.ZoneName}
+	ext := remoting.ExtFields(h.ExtFields())
 	cmd := remoting.NewRequest(protocol.ReqRegisterBroker, ext)
 	cmd.Body = payload
 	resp, err := client.InvokeSync(ctx, nsAddr, cmd)

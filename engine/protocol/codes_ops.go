@@ -1,7 +1,7 @@
 package protocol
 
 // Operator and admin request codes (RequestCode.java) served by the broker's
-// ops processors (engine/broker/ops.go), in addition to those in codes.go.
+// ops processors (engine/broker/admin), in addition to those in codes.go.
 const (
 	ReqGetConsumerConnectionList       int32 = 203
 	ReqGetProducerConnectionList       int32 = 204

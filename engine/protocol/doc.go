@@ -2,8 +2,13 @@
 // protocol that both sides of a connection need: topic configs and their
 // DataVersion, permission bits, system topic names, route and cluster data,
 // broker registration bodies, subscription-group configs, the admin bodies
-// the broker writes and the admin client reads, and (codes.go) the request
-// and response codes with their names.
+// the broker writes and the admin client reads, the request headers both
+// sides encode and parse (SEND_MESSAGE's with its V2 one-letter names,
+// PULL_MESSAGE's, END_TRANSACTION's, REGISTER_BROKER's; a bad field is a
+// *FieldError, which engine/remoting answers SYSTEM_ERROR with Java's
+// remark), and (codes.go) the request and response codes with their names. Headers are read from and written to
+// plain map[string]string, the underlying type of remoting.ExtFields, so
+// this package never imports the transport.
 //
 // It is defined once here and imported by the broker, the name server, the
 // admin client (cmd/brokerlab/internal/mqadmin) and the drivers, so no client

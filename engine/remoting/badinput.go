@@ -70,15 +70,6 @@ func NewBadRequest(format string, args ...any) error {
 	return &BadRequestError{Remark: fmt.Sprintf(format, args...)}
 }
 
-// Remark is the text Java's header decoding gives the problem:
-// "the custom field <name> is null" for a missing field.
-func (e *FieldError) Remark() string {
-	if e.Err == ErrMissingField {
-		return "the custom field <" + e.Key + "> is null"
-	}
-	return fmt.Sprintf("the custom field <%s> is malformed: %q (%v)", e.Key, e.Value, e.Cause)
-}
-
 // IsBadRequest reports whether err is about the request itself (answered
 // SYSTEM_ERROR and counted as bad input) rather than a processor failure.
 func IsBadRequest(err error) bool {

@@ -18,7 +18,7 @@ func benchRequests() []struct {
 	name string
 	cmd  *Command
 } {
-	send := SendMessageHeader{ProducerGroup: "bench_pg", Topic: "BenchmarkTest", DefaultTopic: "TBW102",
+	send := protocol.SendMessageHeader{ProducerGroup: "bench_pg", Topic: "BenchmarkTest", DefaultTopic: "TBW102",
 		DefaultTopicQueueNums: 4, QueueID: 3, BornTimestamp: 1700000000123, MaxReconsumeTimes: 0,
 		Properties: "TAGS\x01TagA\x02UNIQ_KEY\x01C0A8000100002A9F0000000000000000\x02", BrokerName: "broker-a"}
 	pull := ExtFields{"consumerGroup": "bench_cg", "topic": "BenchmarkTest", "queueId": "1", "queueOffset": "123456",

@@ -19,7 +19,7 @@ func sameCommand(a, b *Command) bool {
 }
 
 func sampleCommands() map[string]*Command {
-	send := SendMessageHeader{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+	send := protocol.SendMessageHeader{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		QueueID: 3, BornTimestamp: 1700000000123, Properties: "TAGS\x01T\x02UNIQ_KEY\x01C0A80001\x02", BrokerName: "broker-a"}
 	return map[string]*Command{
 		"send-v1": {Code: protocol.ReqSendMessage, Language: LanguageGo, Version: protocol.VersionGoClient, Opaque: 3,

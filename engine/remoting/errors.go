@@ -29,33 +29,14 @@ var (
 	// Conn.Reply (long polling). The request stays counted as in flight until then.
 	ErrReplyLater = errors.New("remoting: reply later")
 
-	// Ext field errors, wrapped in *FieldError.
-	ErrMissingField   = errors.New("remoting: required ext field missing")
-	ErrMalformedField = errors.New("remoting: malformed ext field")
+	// Ext field errors, wrapped in *FieldError (protocol's).
+	ErrMissingField   = protocol.ErrMissingField
+	ErrMalformedField = protocol.ErrMalformedField
 )
 
-// FieldError reports an ext field that is missing or does not parse.
-// errors.Is(err, ErrMissingField) or errors.Is(err, ErrMalformedField) tells which.
-type FieldError struct {
-	Key   string
-	Value string
-	Err   error // ErrMissingField or ErrMalformedField
-	Cause error // the parse error, for malformed fields
-}
-
-func (e *FieldError) Error() string {
-	if e.Err == ErrMissingField {
-		return fmt.Sprintf("remoting: required ext field %q missing", e.Key)
-	}
-	return fmt.Sprintf("remoting: ext field %q=%q malformed: %v", e.Key, e.Value, e.Cause)
-}
-
-func (e *FieldError) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Err}
-	}
-	return []error{e.Err, e.Cause}
-}
+// FieldError reports an ext field that is missing or does not parse
+// (protocol.FieldError).
+type FieldError = protocol.FieldError
 
 // ResponseError is a response whose code the caller did not expect.
 type ResponseError struct {

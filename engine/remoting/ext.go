@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // ExtFields is a command's custom header: every value is a string, numbers in
@@ -51,7 +52,7 @@ func (e ExtFields) Int64(key string) (int64, error) {
 	if !ok {
 		return 0, &FieldError{Key: key, Err: ErrMissingField}
 	}
-	return parseInt(key, v, 64)
+	return protocol.ParseIntField(key, v, 64)
 }
 
 // Int32 parses the required field key as a decimal int32.
@@ -60,7 +61,7 @@ func (e ExtFields) Int32(key string) (int32, error) {
 	if !ok {
 		return 0, &FieldError{Key: key, Err: ErrMissingField}
 	}
-	n, err := parseInt(key, v, 32)
+	n, err := protocol.ParseIntField(key, v, 32)
 	return int32(n), err
 }
 
@@ -71,7 +72,7 @@ func (e ExtFields) Bool(key string) (bool, error) {
 	if !ok {
 		return false, &FieldError{Key: key, Err: ErrMissingField}
 	}
-	return parseBool(key, v)
+	return protocol.ParseBoolField(key, v)
 }
 
 // OptString returns the field key, or def if it is absent.
@@ -88,7 +89,7 @@ func (e ExtFields) OptInt64(key string, def int64) (int64, error) {
 	if !ok {
 		return def, nil
 	}
-	return parseInt(key, v, 64)
+	return protocol.ParseIntField(key, v, 64)
 }
 
 // OptInt32 parses the field key, or returns def if it is absent.
@@ -97,7 +98,7 @@ func (e ExtFields) OptInt32(key string, def int32) (int32, error) {
 	if !ok {
 		return def, nil
 	}
-	n, err := parseInt(key, v, 32)
+	n, err := protocol.ParseIntField(key, v, 32)
 	return int32(n), err
 }
 
@@ -107,7 +108,7 @@ func (e ExtFields) OptBool(key string, def bool) (bool, error) {
 	if !ok {
 		return def, nil
 	}
-	return parseBool(key, v)
+	return protocol.ParseBoolField(key, v)
 }
 
 // SetInt64 stores n in decimal.
@@ -118,32 +119,6 @@ func (e ExtFields) SetInt32(key string, n int32) { e[key] = strconv.FormatInt(in
 
 // SetBool stores "true" or "false".
 func (e ExtFields) SetBool(key string, b bool) { e[key] = strconv.FormatBool(b) }
-
-func parseInt(key, v string, bits int) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, bits)
-	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) {
-			err = ne.Err // "invalid syntax" / "value out of range"; the value is in FieldError
-		}
-		return 0, &FieldError{Key: key, Value: v, Err: ErrMalformedField, Cause: err}
-	}
-	return n, nil
-}
-
-func parseBool(key, v string) (bool, error) {
-	switch {
-	case strings.EqualFold(v, "true"):
-		return true, nil
-	case strings.EqualFold(v, "false"):
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, &FieldError{Key: key, Value: v, Err: ErrMalformedField, Cause: strconv.ErrSyntax}
-	}
-	return b, nil
-}
 
 func itoa32(n int32) string { return strconv.FormatInt(int64(n), 10) }
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

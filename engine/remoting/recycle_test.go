@@ -45,7 +45,7 @@ func TestRecycledFrameNotReusedWhileReferenced(t *testing.T) {
 	}
 	hdr := fullSendHeader()
 	a := read(frameWithBody(t, hdr, 'A', 1000))
-	h, err := ParseSendMessageHeader(a.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(a.ExtFields)
 	if err != nil {
 		t.Fatal(err)
 	}

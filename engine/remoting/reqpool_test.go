@@ -23,7 +23,7 @@ func sendFrame(t *testing.T, ext ExtFields) []byte {
 }
 
 func fullSendHeader() ExtFields {
-	return SendMessageHeader{ProducerGroup: "PG", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 8,
+	return protocol.SendMessageHeader{ProducerGroup: "PG", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 8,
 		QueueID: 3, BornTimestamp: 1700000000000, Properties: "TAGS\x01a\x02", BrokerName: "broker-a"}.ExtFields(true)
 }
 
@@ -84,7 +84,7 @@ func TestReleasedRequestKeepsDecodedValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := ParseSendMessageHeader(c.ExtFields)
+	h, err := protocol.ParseSendMessageHeader(c.ExtFields)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,8 +74,8 @@ type fuzzSeed struct {
 	body []byte
 }
 
-func sendSeedExt(short bool, mutate func(h *remoting.SendMessageHeader)) string {
-	h := remoting.SendMessageHeader{
+func sendSeedExt(short bool, mutate func(h *protocol.SendMessageHeader)) string {
+	h := protocol.SendMessageHeader{
 		ProducerGroup: "pg", Topic: "FUZZ", DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: 1, BornTimestamp: 1700000000000, Properties: "KEYS\x01k1\x02TAGS\x01t\x02",
 	}
@@ -124,11 +124,11 @@ func sendSeeds(short bool) []fuzzSeed {
 		{ext: with(base, ts, "not-a-number"), body: []byte("x")},
 		{ext: with(base, props, "DELAY\x013\x02"), body: []byte("delayed")},
 		{ext: with(base, props, "\x01\x02\x02\x01==\x01"), body: []byte("odd separators")},
-		{ext: sendSeedExt(short, func(h *remoting.SendMessageHeader) { h.Topic = "%RETRY%cg"; h.ReconsumeTimes = 20 }), body: []byte("to the DLQ")},
-		{ext: sendSeedExt(short, func(h *remoting.SendMessageHeader) { h.SysFlag = 4 }), body: []byte("half message")},
-		{ext: sendSeedExt(short, func(h *remoting.SendMessageHeader) { h.SysFlag = 1 }), body: []byte("not really zlib")},
-		{ext: sendSeedExt(short, func(h *remoting.SendMessageHeader) { h.Topic = "bad/topic name" }), body: []byte("x")},
-		{ext: sendSeedExt(short, func(h *remoting.SendMessageHeader) { h.Topic = protocol.ScheduleTopic }), body: []byte("x")},
+		{ext: sendSeedExt(short, func(h *protocol.SendMessageHeader) { h.Topic = "%RETRY%cg"; h.ReconsumeTimes = 20 }), body: []byte("to the DLQ")},
+		{ext: sendSeedExt(short, func(h *protocol.SendMessageHeader) { h.SysFlag = 4 }), body: []byte("half message")},
+		{ext: sendSeedExt(short, func(h *protocol.SendMessageHeader) { h.SysFlag = 1 }), body: []byte("not really zlib")},
+		{ext: sendSeedExt(short, func(h *protocol.SendMessageHeader) { h.Topic = "bad/topic name" }), body: []byte("x")},
+		{ext: sendSeedExt(short, func(h *protocol.SendMessageHeader) { h.Topic = protocol.ScheduleTopic }), body: []byte("x")},
 		{ext: base, body: nil},
 		{ext: "", body: []byte("no header at all")},
 	}
@@ -140,12 +140,12 @@ var fuzzSeeds = map[string][]fuzzSeed{
 	"FuzzSendMessage":            sendSeeds(false),
 	"FuzzSendMessageV2":          sendSeeds(true),
 	"FuzzSendBatchMessage": {
-		{ext: sendSeedExt(true, func(h *remoting.SendMessageHeader) { h.Batch = true; h.Properties = "" }),
+		{ext: sendSeedExt(true, func(h *protocol.SendMessageHeader) { h.Batch = true; h.Properties = "" }),
 			body: batchBody(record.BatchItem{Body: []byte("a"), Properties: "UNIQ_KEY\x01u1\x02"}, record.BatchItem{Body: []byte("b")})},
-		{ext: sendSeedExt(true, func(h *remoting.SendMessageHeader) { h.Batch = true }), body: []byte{0, 0, 0, 20, 0, 0}},
-		{ext: sendSeedExt(true, func(h *remoting.SendMessageHeader) { h.Batch = true }), body: []byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3, 4}},
-		{ext: sendSeedExt(true, func(h *remoting.SendMessageHeader) { h.Batch = true; h.Topic = "%RETRY%g" }), body: batchBody(record.BatchItem{Body: []byte("a")})},
-		{ext: sendSeedExt(true, func(h *remoting.SendMessageHeader) { h.Batch = true }), body: batchBody(record.BatchItem{Body: nil})},
+		{ext: sendSeedExt(true, func(h *protocol.SendMessageHeader) { h.Batch = true }), body: []byte{0, 0, 0, 20, 0, 0}},
+		{ext: sendSeedExt(true, func(h *protocol.SendMessageHeader) { h.Batch = true }), body: []byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3, 4}},
+		{ext: sendSeedExt(true, func(h *protocol.SendMessageHeader) { h.Batch = true; h.Topic = "%RETRY%g" }), body: batchBody(record.BatchItem{Body: []byte("a")})},
+		{ext: sendSeedExt(true, func(h *protocol.SendMessageHeader) { h.Batch = true }), body: batchBody(record.BatchItem{Body: nil})},
 	},
 	"FuzzPullMessage": {
 		{ext: formatExt(pullExt("cg", "FUZZ", 0, 0, 32, 0, 0))},
@@ -268,7 +268,7 @@ func addSeeds(f *testing.F, name string, withSel bool) {
 func FuzzParseSendMessageHeader(f *testing.F) {
 	addSeeds(f, "FuzzParseSendMessageHeader", false)
 	f.Fuzz(func(t *testing.T, extText string, _ []byte) {
-		h, err := remoting.ParseSendMessageHeader(parseExt(extText))
+		h, err := protocol.ParseSendMessageHeader(parseExt(extText))
 		if err != nil {
 			var fe *remoting.FieldError
 			if !errors.As(err, &fe) || !(errors.Is(err, remoting.ErrMissingField) || errors.Is(err, remoting.ErrMalformedField)) {
@@ -277,7 +277,7 @@ func FuzzParseSendMessageHeader(f *testing.F) {
 			return
 		}
 		for _, short := range []bool{true, false} {
-			h2, err := remoting.ParseSendMessageHeader(h.ExtFields(short))
+			h2, err := protocol.ParseSendMessageHeader(h.ExtFields(short))
 			if err != nil || !reflect.DeepEqual(h, h2) {
 				t.Fatalf("round trip (short=%v): %+v → %+v, %v", short, h, h2, err)
 			}

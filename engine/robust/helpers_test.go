@@ -176,7 +176,7 @@ func (e *brokerEnv) createTopic(topic string, queues int) {
 
 // sendExt is a SEND_MESSAGE_V2 header (short names).
 func sendExt(topic string, queueID int32, props string) remoting.ExtFields {
-	return remoting.SendMessageHeader{
+	return protocol.SendMessageHeader{
 		ProducerGroup: "robust", Topic: topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 8,
 		QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props,
 	}.ExtFields(true)

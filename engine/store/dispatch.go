@@ -51,6 +51,9 @@ type dispatcher struct {
 	// indexSkipUpTo: records below it are already indexed; the one at it
 	// may be in part (the index adds only its missing keys).
 	indexSkipUpTo int64
+	// indexRetryAt: after an index write failed, records dispatched before
+	// it leave the index out (indexRecord).
+	indexRetryAt time.Time
 	// samples of (end offset, store time) awaiting the flushed offset, to
 	// advance the checkpoint's physicMsgTimestamp.
 	samples    []tsSample
@@ -66,6 +69,9 @@ type dispatcher struct {
 	lastDelay atomic.Int64 // ns between store time and dispatch, last record
 	maxDelay  atomic.Int64
 	errors    atomic.Uint64
+	// indexErrors counts failed index writes, indexSkipped the records
+	// whose keys were left out of the index (indexRecord).
+	indexErrors, indexSkipped atomic.Uint64
 	// skips and skippedBytes count jumps over commit-log bytes deleted
 	// before they were dispatched (reputUntil).
 	skips, skippedBytes atomic.Uint64
@@ -407,9 +413,7 @@ func (s *Store) dispatchRecord(off int64, rec *record.Record, notify bool) error
 		}
 		d.keys = keys
 		if len(keys) > 0 {
-			if err := s.idx.Put(tq.name, keys, off, rec.StoreTimestamp); err != nil {
-				return fmt.Errorf("store: index record at %d: %w", off, err)
-			}
+			s.indexRecord(tq.name, keys, off, rec.StoreTimestamp)
 		}
 	}
 	d.lastTS.Store(rec.StoreTimestamp)
@@ -508,4 +512,34 @@ func (s *Store) WaitDispatched(timeout time.Duration) bool {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return true
+}
+
+// indexRetryBackoff is how long the index is left out after a write failed
+// (a variable for tests).
+var indexRetryBackoff = time.Second
+
+// indexRecord adds a record's keys to the index. The index is best effort,
+// as RocketMQ's CommitLogDispatcherBuildIndex (it logs and goes on): a
+// failed write (an index file whose preallocation does not fit a small or
+// full disk) must not stall the consume queues behind it while sends are
+// acknowledged. It is counted (Stats.IndexErrors) and logged, the keys of
+// the records dispatched in the next indexRetryBackoff are left out
+// (Stats.IndexSkippedRecords: QUERY_MESSAGE does not find them, now or
+// after a restart), and the index is tried again after it. Called by the
+// dispatcher only.
+func (s *Store) indexRecord(topic string, keys []string, off, storeTS int64) {
+	d := &s.disp
+	if !d.indexRetryAt.IsZero() && time.Now().Before(d.indexRetryAt) {
+		d.indexSkipped.Add(1)
+		return
+	}
+	if err := s.idx.Put(topic, keys, off, storeTS); err != nil {
+		d.indexErrors.Add(1)
+		d.indexSkipped.Add(1)
+		d.indexRetryAt = time.Now().Add(indexRetryBackoff)
+		s.cfg.Logger.Error("store: index write failed; records are dispatched without index entries until it succeeds",
+			"offset", off, "retryIn", indexRetryBackoff, "skippedRecords", d.indexSkipped.Load(), "err", err)
+		return
+	}
+	d.indexRetryAt = time.Time{}
 }

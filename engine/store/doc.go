@@ -50,6 +50,12 @@
 // under async — and for each record appends the consume-queue unit (normal
 // and COMMIT messages), indexes UNIQ_KEY and each KEYS entry (all but
 // ROLLBACK), and calls the arriving listener with the queue's new max offset.
+// The index is best effort, as in RocketMQ: a failed index write (an index
+// file whose preallocation does not fit the disk) is logged and counted
+// (Stats.IndexErrors, IndexSkippedRecords), records go on to their consume
+// queues without index entries, and the index is tried again a second
+// later. A consume-queue write that fails stalls dispatch (retried every
+// ReputInterval, Stats.DispatchErrors).
 //
 // # Recovery (rocketmq-store.md §7)
 //

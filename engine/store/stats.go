@@ -48,6 +48,11 @@ type Stats struct {
 	DispatchLastDelay   time.Duration
 	DispatchMaxDelay    time.Duration
 	DispatchErrors      uint64
+	// IndexErrors counts failed index writes (a new index file that did
+	// not fit the disk, ...) and IndexSkippedRecords the records dispatched
+	// without their index entries meanwhile: dispatch does not wait for the
+	// index, as in RocketMQ; those records are not found by key.
+	IndexErrors, IndexSkippedRecords uint64
 	// DispatchSkips counts the times the dispatcher found its position
 	// below the commit log's min offset and jumped to it, and
 	// DispatchSkippedBytes the commit-log bytes so never dispatched
@@ -90,6 +95,8 @@ func (s *Store) Stats() Stats {
 		DispatchLastDelay:     time.Duration(s.disp.lastDelay.Load()),
 		DispatchMaxDelay:      time.Duration(s.disp.maxDelay.Load()),
 		DispatchErrors:        s.disp.errors.Load(),
+		IndexErrors:           s.disp.indexErrors.Load(),
+		IndexSkippedRecords:   s.disp.indexSkipped.Load(),
 		DispatchSkips:         s.disp.skips.Load(),
 		DispatchSkippedBytes:  s.disp.skippedBytes.Load(),
 		SegmentsCleaned:       s.st.segmentsCleaned.Load(),

@@ -96,7 +96,7 @@ func checkCode(code int32, resp *remoting.Command) error {
 
 // sendRequest builds the SEND_MESSAGE_V2 request of m for queue q.
 func (d *Driver) sendRequest(m *workloads.Message, q queueRef) *remoting.Command {
-	h := remoting.SendMessageHeader{
+	h := protocol.SendMessageHeader{
 		ProducerGroup: d.cfg.ProducerGroup, Topic: m.Topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: q.queueID, BornTimestamp: time.Now().UnixMilli(), Properties: properties(m), BrokerName: q.brokerName,
 	}
@@ -200,7 +200,7 @@ func (d *Driver) sendBatchTo(ctx context.Context, q queueRef, topic string, ms [
 	for _, it := range items {
 		body = record.AppendBatchItem(body, it)
 	}
-	h := remoting.SendMessageHeader{
+	h := protocol.SendMessageHeader{
 		ProducerGroup: d.cfg.ProducerGroup, Topic: topic, DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: 4,
 		QueueID: q.queueID, BornTimestamp: time.Now().UnixMilli(), Batch: true, BrokerName: q.brokerName,
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
+	"github.com/brokerlab/brokerlab/engine/clustertest"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -24,41 +25,13 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func startNamesrv(t testing.TB) *namesrv.Server {
-	t.Helper()
-	cfg := namesrv.DefaultConfig()
-	cfg.Remoting.Addr = "127.0.0.1:0"
-	cfg.Logger = quiet
-	ns := namesrv.New(cfg)
-	if err := ns.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Shutdown(context.Background()) })
-	return ns
-}
+func startNamesrv(t testing.TB) *namesrv.Server { return clustertest.StartNamesrv(t, nil) }
 
 func startBroker(t testing.TB, name, ns string, open broker.StoreOpener) *broker.Broker {
 	t.Helper()
-	cfg := broker.DefaultConfig()
+	cfg := clustertest.BrokerConfig(ns)
 	cfg.BrokerName = name
-	cfg.ListenAddr = "127.0.0.1:0"
-	cfg.Logger = quiet
-	// Sends waiting over SendQueueMaxWait (200 ms) for a worker are
-	// answered SYSTEM_BUSY; on a loaded 2-core machine under -race that
-	// flow control would hit sends these tests expect to succeed.
-	cfg.SendQueueMaxWait = 10 * time.Second
-	if ns != "" {
-		cfg.NamesrvAddrs = []string{ns}
-	}
-	b, err := broker.New(cfg, open)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	return b
+	return clustertest.StartBroker(t, cfg, open, nil)
 }
 
 func newDriver(t testing.TB, mutate func(*netdriver.Config)) *netdriver.Driver {
@@ -257,7 +230,7 @@ func TestPullInflatesCompressedBodies(t *testing.T) {
 	zw := zlib.NewWriter(&zbuf)
 	_, _ = zw.Write([]byte("inflated"))
 	_ = zw.Close()
-	h := remoting.SendMessageHeader{ProducerGroup: "p", Topic: "Z", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
+	h := protocol.SendMessageHeader{ProducerGroup: "p", Topic: "Z", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		SysFlag: record.FlagCompressed, BornTimestamp: time.Now().UnixMilli()}
 	c := remoting.NewClient(remoting.DefaultClientConfig())
 	defer c.Close()

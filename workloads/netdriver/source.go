@@ -22,14 +22,8 @@ func (d *Driver) Pull(ctx context.Context, topic string, queueID int32, offset i
 	if err != nil {
 		return nil, offset, err
 	}
-	ext := remoting.ExtFields{"consumerGroup": d.cfg.ConsumerGroup, "topic": topic, "sysFlag": "0", "commitOffset": "0",
-		"suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
-	ext.SetInt32("queueId", q.queueID)
-	ext.SetInt64("queueOffset", offset)
-	ext.SetInt32("maxMsgNums", int32(max))
-	if q.brokerName != "" {
-		ext["bname"] = q.brokerName
-	}
+	ext := protocol.PullMessageHeader{ConsumerGroup: d.cfg.ConsumerGroup, Topic: topic, QueueID: q.queueID, QueueOffset: offset,
+		MaxMsgNums: int32(max), Subscription: "*", ExpressionType: "TAG", BrokerName: q.brokerName}.ExtFields()
 	resp, err := d.invoke(ctx, q.addr, remoting.NewRequest(protocol.ReqPullMessage, ext))
 	switch {
 	case err == nil:

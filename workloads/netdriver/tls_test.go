@@ -7,6 +7,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
+	"github.com/brokerlab/brokerlab/engine/clustertest"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/workloads"
@@ -18,34 +19,16 @@ import (
 // has); with it off, it cannot.
 func TestTLSAgainstEnforcingServers(t *testing.T) {
 	enforcing := remoting.TLSConfig{Mode: remoting.TLSEnforcing}
-	ncfg := namesrv.DefaultConfig()
-	ncfg.Remoting.Addr = "127.0.0.1:0"
-	ncfg.Remoting.TLS = enforcing
-	ncfg.Logger = quiet
-	ns := namesrv.New(ncfg)
-	if err := ns.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Shutdown(context.Background()) })
+	ns := clustertest.StartNamesrv(t, func(c *namesrv.Config) { c.Remoting.TLS = enforcing })
 
-	bcfg := broker.DefaultConfig()
-	bcfg.ListenAddr = "127.0.0.1:0"
-	bcfg.Logger = quiet
-	bcfg.NamesrvAddrs = []string{ns.Addr()}
+	bcfg := clustertest.BrokerConfig(ns.Addr())
 	bcfg.Remoting.TLS = enforcing
 	nsTLS, err := remoting.TLSClientConfig{}.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bcfg.NamesrvTLS = nsTLS
-	b, err := broker.New(bcfg, broker.WithStore(memstore.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	b := clustertest.StartBroker(t, bcfg, broker.WithStore(memstore.New()), nil)
 
 	d := newDriver(t, func(c *netdriver.Config) {
 		c.Namesrv = ns.Addr()

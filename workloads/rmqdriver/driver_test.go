@@ -15,6 +15,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/broker/memstore"
+	"github.com/brokerlab/brokerlab/engine/clustertest"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
@@ -31,33 +32,12 @@ const maxHold = 200 * time.Millisecond
 // `queues` queues created through brokerlab's client.
 func env(t *testing.T, topic string, queues int32) (*namesrv.Server, *broker.Broker, *broker.StageRecorder) {
 	t.Helper()
-	ncfg := namesrv.DefaultConfig()
-	ncfg.Remoting.Addr = "127.0.0.1:0"
-	ncfg.Logger = quiet
-	ns := namesrv.New(ncfg)
-	if err := ns.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ns.Shutdown(context.Background()) })
-	cfg := broker.DefaultConfig()
-	cfg.ListenAddr = "127.0.0.1:0"
+	ns := clustertest.StartNamesrv(t, nil)
+	cfg := clustertest.BrokerConfig(ns.Addr())
 	cfg.HA.ListenAddr = "127.0.0.1:0"
-	cfg.NamesrvAddrs = []string{ns.Addr()}
-	cfg.Logger = quiet
 	cfg.MaxSuspend = maxHold
-	// Sends waiting over SendQueueMaxWait (200 ms) for a worker are
-	// answered SYSTEM_BUSY; on a loaded 2-core machine under -race that
-	// flow control would hit sends these tests expect to succeed.
-	cfg.SendQueueMaxWait = 10 * time.Second
-	b, err := broker.New(cfg, broker.WithStore(memstore.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := b.RecordStages()
-	if err := b.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	var rec *broker.StageRecorder
+	b := clustertest.StartBroker(t, cfg, broker.WithStore(memstore.New()), func(b *broker.Broker) { rec = b.RecordStages() })
 	dc := netdriver.DefaultConfig()
 	dc.Broker = b.Addr()
 	nd, err := netdriver.New(dc)

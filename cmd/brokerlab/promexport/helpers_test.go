@@ -158,7 +158,7 @@ func (e *testEnv) createTopic(topic string, queues int) {
 }
 
 func sendExt(topic string, queueID int32) remoting.ExtFields {
-	return remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+	return protocol.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli()}.ExtFields(true)
 }
 

@@ -54,7 +54,9 @@ type Deps struct {
 	// NotifyEnabled reports whether a group's members are told of
 	// membership changes (notifyConsumerIdsChangedEnable); nil: always.
 	NotifyEnabled func(group string) bool
-	Logger        *slog.Logger
+	// EnablePropertyFilter admits SQL92 subscriptions (CHECK_CLIENT_CONFIG).
+	EnablePropertyFilter bool
+	Logger               *slog.Logger
 }
 
 // Service is the broker's client management (ProducerManager,
@@ -78,12 +80,14 @@ func New(d Deps) *Service {
 	return &Service{Table: newTable(d.CompileFilter), deps: d, log: log}
 }
 
-// Register routes HEART_BEAT, UNREGISTER_CLIENT and
-// GET_CONSUMER_LIST_BY_GROUP.
+// Register routes HEART_BEAT, UNREGISTER_CLIENT,
+// GET_CONSUMER_LIST_BY_GROUP and CHECK_CLIENT_CONFIG (the last on the
+// default executor).
 func (s *Service) Register(t ProcessorTable) {
 	t.Handle(protocol.ReqHeartBeat, HeartbeatExecutor, s.heartbeat)
 	t.Handle(protocol.ReqUnregisterClient, HeartbeatExecutor, s.unregisterClient)
 	t.Handle(protocol.ReqGetConsumerListByGroup, ClientManageExecutor, s.getConsumerList)
+	t.Handle(protocol.ReqCheckClientConfig, "", s.checkClientConfig)
 }
 
 // heartbeat handles HEART_BEAT (34): the client's groups replace what it

@@ -118,7 +118,7 @@ func (e *env) send(topic string, queueID int32, body, tag string) {
 	e.t.Helper()
 	props := string(record.AppendProperty(record.AppendProperty(nil, record.PropertyTags, tag),
 		record.PropertyUniqKey, "id-"+body))
-	h := remoting.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
+	h := protocol.SendMessageHeader{ProducerGroup: "pg", Topic: topic, DefaultTopic: protocol.DefaultTopic,
 		DefaultTopicQueueNums: 4, QueueID: queueID, BornTimestamp: time.Now().UnixMilli(), Properties: props}
 	resp := e.call(protocol.ReqSendMessageV2, h.ExtFields(true), []byte(body))
 	if resp.Code != protocol.RespSuccess {

@@ -197,42 +197,18 @@ func (s *Service) ensureTxnTopics() *remoting.Command {
 	return nil
 }
 
-// endTxnHeader is EndTransactionRequestHeader.
-type endTxnHeader struct {
-	producerGroup        string
-	tranStateTableOffset int64
-	commitLogOffset      int64
-	commitOrRollback     int32
-	fromTransactionCheck bool
-	msgID                string
-	transactionID        string
-}
-
-func parseEndTxnHeader(ext remoting.ExtFields) (h endTxnHeader, err error) {
-	if h.producerGroup, err = ext.String("producerGroup"); err != nil {
+// parseEndTxnHeader decodes END_TRANSACTION's header and refuses an
+// unknown decision.
+func parseEndTxnHeader(ext remoting.ExtFields) (protocol.EndTransactionHeader, error) {
+	h, err := protocol.ParseEndTransactionHeader(ext)
+	if err != nil {
 		return h, err
 	}
-	if h.tranStateTableOffset, err = ext.Int64("tranStateTableOffset"); err != nil {
-		return h, err
-	}
-	if h.commitLogOffset, err = ext.Int64("commitLogOffset"); err != nil {
-		return h, err
-	}
-	if h.commitOrRollback, err = ext.Int32("commitOrRollback"); err != nil {
-		return h, err
-	}
-	if h.fromTransactionCheck, err = ext.OptBool("fromTransactionCheck", false); err != nil {
-		return h, err
-	}
-	if h.msgID, err = ext.String("msgId"); err != nil {
-		return h, err
-	}
-	h.transactionID = ext.OptString("transactionId", "")
-	switch h.commitOrRollback {
+	switch h.CommitOrRollback {
 	case record.TransactionNot, record.TransactionCommit, record.TransactionRollback:
 		return h, nil
 	}
-	return h, remoting.NewBadRequest("commitOrRollback %d is not 0 (unknown), 8 (commit) or 12 (rollback)", h.commitOrRollback)
+	return h, remoting.NewBadRequest("commitOrRollback %d is not 0 (unknown), 8 (commit) or 12 (rollback)", h.CommitOrRollback)
 }
 
 // endTransaction handles END_TRANSACTION (37), usually sent oneway: commit
@@ -247,19 +223,19 @@ func (s *Service) endTransaction(ctx context.Context, conn *remoting.Conn, req *
 	if err != nil {
 		return nil, err
 	}
-	if h.commitOrRollback == record.TransactionNot {
-		s.log.Debug("end transaction with an unknown state, left to the check", "producerGroup", h.producerGroup,
-			"msgId", h.msgID, "fromCheck", h.fromTransactionCheck, "remote", conn.RemoteAddr().String(), "remark", req.Remark)
+	if h.CommitOrRollback == record.TransactionNot {
+		s.log.Debug("end transaction with an unknown state, left to the check", "producerGroup", h.ProducerGroup,
+			"msgId", h.MsgID, "fromCheck", h.FromTransactionCheck, "remote", conn.RemoteAddr().String(), "remark", req.Remark)
 		return remoting.NewResponse(protocol.RespSuccess, "transaction state unknown: the broker will check it"), nil
 	}
 	rec, resp := s.preparedMessage(h)
 	if resp != nil {
 		return resp, nil
 	}
-	if !h.fromTransactionCheck {
+	if !h.FromTransactionCheck {
 		if imm, ok := immunityTime(&rec, s.st.checkTimeout(), true); ok && time.Since(time.UnixMilli(rec.BornTimestamp)) > imm {
-			s.log.Warn("end transaction after the check immunity time refused; the check decides", "msgId", h.msgID,
-				"commitLogOffset", h.commitLogOffset)
+			s.log.Warn("end transaction after the check immunity time refused; the check decides", "msgId", h.MsgID,
+				"commitLogOffset", h.CommitLogOffset)
 			return refusef(protocol.RespIllegalOperation, "the transaction ended after its check immunity time (%v): waiting for the check", imm), nil
 		}
 	}
@@ -267,15 +243,15 @@ func (s *Service) endTransaction(ctx context.Context, conn *remoting.Conn, req *
 	if !s.st.claim(rec.QueueOffset, origin) {
 		return remoting.NewResponse(protocol.RespSuccess, "the transaction was already ended"), nil
 	}
-	if h.commitOrRollback == record.TransactionCommit {
+	if h.CommitOrRollback == record.TransactionCommit {
 		if resp := s.deps.StoreCommitted(ctx, committedMessage(&rec)); resp != nil {
 			s.st.unclaim(rec.QueueOffset, origin)
 			return resp, nil
 		}
 	}
 	s.st.markResolved(rec.QueueOffset, origin)
-	if h.commitOrRollback == record.TransactionRollback {
-		s.log.Debug("transaction rolled back", "producerGroup", h.producerGroup, "msgId", h.msgID, "fromCheck", h.fromTransactionCheck)
+	if h.CommitOrRollback == record.TransactionRollback {
+		s.log.Debug("transaction rolled back", "producerGroup", h.ProducerGroup, "msgId", h.MsgID, "fromCheck", h.FromTransactionCheck)
 	}
 	if err := s.writeTxnOp(ctx, rec.QueueOffset, origin); err != nil {
 		// Ended in memory, so this run neither checks it nor stores it
@@ -287,8 +263,8 @@ func (s *Service) endTransaction(ctx context.Context, conn *remoting.Conn, req *
 
 // preparedMessage reads the half END_TRANSACTION names and checks it
 // (checkPrepareMessage).
-func (s *Service) preparedMessage(h endTxnHeader) (record.Record, *remoting.Command) {
-	raw, err := s.store.ReadRecord(h.commitLogOffset)
+func (s *Service) preparedMessage(h protocol.EndTransactionHeader) (record.Record, *remoting.Command) {
+	raw, err := s.store.ReadRecord(h.CommitLogOffset)
 	if err != nil {
 		return record.Record{}, remoting.NewResponse(protocol.RespSystemError, "Find prepared transaction message failed")
 	}
@@ -296,13 +272,13 @@ func (s *Service) preparedMessage(h endTxnHeader) (record.Record, *remoting.Comm
 	if err != nil || string(rec.Topic) != protocol.TransHalfTopic {
 		return rec, remoting.NewResponse(protocol.RespSystemError, "Find prepared transaction message failed")
 	}
-	if pg, _ := rec.Property(record.PropertyProducerGroup); string(pg) != h.producerGroup {
+	if pg, _ := rec.Property(record.PropertyProducerGroup); string(pg) != h.ProducerGroup {
 		return rec, remoting.NewResponse(protocol.RespSystemError, "The producer group wrong")
 	}
-	if rec.QueueOffset != h.tranStateTableOffset {
+	if rec.QueueOffset != h.TranStateTableOffset {
 		return rec, remoting.NewResponse(protocol.RespSystemError, "The transaction state table offset wrong")
 	}
-	if rec.PhysicalOffset != h.commitLogOffset {
+	if rec.PhysicalOffset != h.CommitLogOffset {
 		return rec, remoting.NewResponse(protocol.RespSystemError, "The commit log offset wrong")
 	}
 	return rec, nil

@@ -1,4 +1,6 @@
-package remoting
+package protocol
+
+import "strconv"
 
 // SendMessageHeader is the custom header of SEND_MESSAGE (10), SEND_MESSAGE_V2
 // (310) and SEND_BATCH_MESSAGE (320).
@@ -34,8 +36,8 @@ var sendHeaderV2Names = [...]struct{ short, long string }{
 
 // ExpandSendHeaderV2 returns a copy of ext with the V2 short keys a..n renamed
 // to their long names; other keys are copied unchanged.
-func ExpandSendHeaderV2(ext ExtFields) ExtFields {
-	out := make(ExtFields, len(ext))
+func ExpandSendHeaderV2(ext map[string]string) map[string]string {
+	out := make(map[string]string, len(ext))
 	for k, v := range ext {
 		out[k] = v
 	}
@@ -49,8 +51,8 @@ func ExpandSendHeaderV2(ext ExtFields) ExtFields {
 }
 
 // CompactSendHeaderV2 is the inverse of ExpandSendHeaderV2.
-func CompactSendHeaderV2(ext ExtFields) ExtFields {
-	out := make(ExtFields, len(ext))
+func CompactSendHeaderV2(ext map[string]string) map[string]string {
+	out := make(map[string]string, len(ext))
 	for k, v := range ext {
 		out[k] = v
 	}
@@ -65,7 +67,7 @@ func CompactSendHeaderV2(ext ExtFields) ExtFields {
 
 // sendHeaderLookup finds a field under its long or short name.
 type sendHeaderLookup struct {
-	ext   ExtFields
+	ext   map[string]string
 	err   error
 	short bool // the header uses the V2 short names: missing fields are reported by those
 }
@@ -105,7 +107,7 @@ func (l *sendHeaderLookup) int(i int, bits int, required bool) int64 {
 		}
 		return 0
 	}
-	n, err := parseInt(k, v, bits)
+	n, err := ParseIntField(k, v, bits)
 	if err != nil && l.err == nil {
 		l.err = err
 	}
@@ -117,19 +119,20 @@ func (l *sendHeaderLookup) bool(i int) bool {
 	if !ok {
 		return false
 	}
-	b, err := parseBool(k, v)
+	b, err := ParseBoolField(k, v)
 	if err != nil && l.err == nil {
 		l.err = err
 	}
 	return b
 }
 
-// ParseSendMessageHeader decodes a send header written with long or short keys.
+// ParseSendMessageHeader decodes a send header written with long or short
+// keys (a request's remoting.ExtFields).
 // The first missing required field or malformed value is returned as a
 // *FieldError, named as the header spells its fields (a header with any of
 // the short keys a..h is taken for SendMessageRequestHeaderV2: a missing
 // topic is "b").
-func ParseSendMessageHeader(ext ExtFields) (SendMessageHeader, error) {
+func ParseSendMessageHeader(ext map[string]string) (SendMessageHeader, error) {
 	l := sendHeaderLookup{ext: ext}
 	for _, n := range sendHeaderV2Names[:8] {
 		if _, ok := ext[n.short]; ok {
@@ -156,14 +159,15 @@ func ParseSendMessageHeader(ext ExtFields) (SendMessageHeader, error) {
 	return h, l.err
 }
 
-// ExtFields encodes the header with the V2 short keys (short) or the long names
-// that SEND_MESSAGE (10) uses. Every field is written, as the Go client does.
-func (h SendMessageHeader) ExtFields(short bool) ExtFields {
-	e := make(ExtFields, len(sendHeaderV2Names))
+// ExtFields encodes the header (as a request's remoting.ExtFields) with the
+// V2 short keys (short) or the long names that SEND_MESSAGE (10) uses. Every
+// field is written, as the Go client does.
+func (h SendMessageHeader) ExtFields(short bool) map[string]string {
+	e := make(map[string]string, len(sendHeaderV2Names))
 	vals := [...]string{
-		h.ProducerGroup, h.Topic, h.DefaultTopic, itoa32(h.DefaultTopicQueueNums), itoa32(h.QueueID),
-		itoa32(h.SysFlag), itoa64(h.BornTimestamp), itoa32(h.Flag), h.Properties, itoa32(h.ReconsumeTimes),
-		btoa(h.UnitMode), itoa32(h.MaxReconsumeTimes), btoa(h.Batch), h.BrokerName,
+		h.ProducerGroup, h.Topic, h.DefaultTopic, fmtInt32(h.DefaultTopicQueueNums), fmtInt32(h.QueueID),
+		fmtInt32(h.SysFlag), strconv.FormatInt(h.BornTimestamp, 10), fmtInt32(h.Flag), h.Properties, fmtInt32(h.ReconsumeTimes),
+		strconv.FormatBool(h.UnitMode), fmtInt32(h.MaxReconsumeTimes), strconv.FormatBool(h.Batch), h.BrokerName,
 	}
 	for i, n := range sendHeaderV2Names {
 		if short {
@@ -174,3 +178,5 @@ func (h SendMessageHeader) ExtFields(short bool) ExtFields {
 	}
 	return e
 }
+
+func fmtInt32(n int32) string { return strconv.FormatInt(int64(n), 10) }

@@ -1,4 +1,4 @@
-package broker
+package admin
 
 import (
 	"context"
@@ -15,29 +15,29 @@ func topicQueue(ext remoting.ExtFields) (topic string, queueID int32, err error)
 }
 
 // getMaxOffset handles GET_MAX_OFFSET (30): the next write offset.
-func (b *Broker) getMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) getMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
 	resp := success()
-	resp.Ext().SetInt64("offset", b.store.MaxOffset(topic, queueID))
+	resp.Ext().SetInt64("offset", s.deps.Store.MaxOffset(topic, queueID))
 	return resp, nil
 }
 
 // getMinOffset handles GET_MIN_OFFSET (31).
-func (b *Broker) getMinOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) getMinOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
 	resp := success()
-	resp.Ext().SetInt64("offset", b.store.MinOffset(topic, queueID))
+	resp.Ext().SetInt64("offset", s.deps.Store.MinOffset(topic, queueID))
 	return resp, nil
 }
 
 // searchOffsetByTimestamp handles SEARCH_OFFSET_BY_TIMESTAMP (29).
-func (b *Broker) searchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) searchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
 		return nil, err
@@ -47,18 +47,18 @@ func (b *Broker) searchOffsetByTimestamp(_ context.Context, _ *remoting.Conn, re
 		return nil, err
 	}
 	resp := success()
-	resp.Ext().SetInt64("offset", b.store.OffsetByTime(topic, queueID, ts))
+	resp.Ext().SetInt64("offset", s.deps.Store.OffsetByTime(topic, queueID, ts))
 	return resp, nil
 }
 
 // getEarliestMsgStoreTime handles GET_EARLIEST_MSG_STORETIME (32):
 // timestamp -1 for an empty queue.
-func (b *Broker) getEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) getEarliestMsgStoreTime(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, queueID, err := topicQueue(req.ExtFields)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := b.store.EarliestMessageTime(topic, queueID)
+	ts, err := s.deps.Store.EarliestMessageTime(topic, queueID)
 	if err != nil {
 		ts = -1
 	}

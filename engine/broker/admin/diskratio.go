@@ -1,4 +1,4 @@
-package broker
+package admin
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package broker
+package admin
 
 import (
 	"encoding/binary"
@@ -6,18 +6,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/brokerlab/brokerlab/engine/record"
 )
 
-// runtimeStats are the broker's traffic counters (Java's StoreStatsService
+// Traffic is the broker's traffic counters (Java's StoreStatsService
 // and BrokerStatsManager, reduced to what this broker measures): messages
 // and bytes stored by sends and served by pulls, in total, per topic and
 // per (group, topic), sampled once a second so rates over 10 s, 60 s and
 // 600 s can be given. Counting is lock-free on the hot paths except the
-// first use of a topic or group key (a sync.Map store). The sampler runs
-// in the broker's background loop set (runtimeSampleLoop).
-type runtimeStats struct {
+// first use of a topic or group key (a sync.Map store). Safe for
+// concurrent use; Service.SampleLoop samples it once a second.
+type Traffic struct {
 	boot time.Time
 
 	putMsgs, putBytes, putFailed   atomic.Uint64
@@ -101,16 +99,17 @@ type GroupTraffic struct {
 	TPS          float64
 }
 
-func newRuntimeStats() *runtimeStats {
-	r := &runtimeStats{boot: time.Now()}
+// NewTraffic starts the counters at zero, booted now.
+func NewTraffic() *Traffic {
+	r := &Traffic{boot: time.Now()}
 	r.mu.group = map[string][]groupSample{}
 	r.mu.topic = map[string][]groupSample{}
 	r.mu.day = r.boot.YearDay()
-	r.sample(r.boot)
+	r.Sample(r.boot)
 	return r
 }
 
-func (r *runtimeStats) topic(name string) *TopicCounters {
+func (r *Traffic) topic(name string) *TopicCounters {
 	if c, ok := r.topics.Load(name); ok {
 		return c.(*TopicCounters)
 	}
@@ -118,8 +117,8 @@ func (r *runtimeStats) topic(name string) *TopicCounters {
 	return c.(*TopicCounters)
 }
 
-// countPut records a send of n messages with bodyBytes body bytes to topic.
-func (r *runtimeStats) countPut(topic string, n, bodyBytes int, stored bool) {
+// CountPut records a send of n messages with bodyBytes body bytes to topic.
+func (r *Traffic) CountPut(topic string, n, bodyBytes int, stored bool) {
 	if !stored {
 		r.putFailed.Add(1)
 		return
@@ -131,9 +130,9 @@ func (r *runtimeStats) countPut(topic string, n, bodyBytes int, stored bool) {
 	c.BytesIn.Add(uint64(bodyBytes))
 }
 
-// countGet records a pull of group from topic that served buf (whole
+// CountGet records a pull of group from topic that served buf (whole
 // records, empty when nothing was found).
-func (r *runtimeStats) countGet(group, topic string, buf []byte) {
+func (r *Traffic) CountGet(group, topic string, buf []byte) {
 	r.getRequests.Add(1)
 	n := countRecords(buf)
 	if n == 0 {
@@ -171,9 +170,9 @@ func countRecords(buf []byte) int {
 	return n
 }
 
-// sample takes the once-a-second sample the rates are computed from, the
+// Sample takes the once-a-second sample the rates are computed from, the
 // group samples every 10 s, and the midnight snapshots.
-func (r *runtimeStats) sample(now time.Time) {
+func (r *Traffic) Sample(now time.Time) {
 	s := rateSample{at: now, puts: r.putMsgs.Load(), gets: r.getMsgs.Load(), found: r.getFound.Load(),
 		miss: r.getMiss.Load(), getRequest: r.getRequests.Load()}
 	r.mu.Lock()
@@ -223,7 +222,7 @@ func sampleRate(ss []groupSample) float64 {
 
 // rate is (newest − the sample secs ago) / elapsed for the field f.
 // REQUIRES: r.mu held.
-func (r *runtimeStats) rateLocked(secs int, f func(rateSample) uint64) float64 {
+func (r *Traffic) rateLocked(secs int, f func(rateSample) uint64) float64 {
 	if r.mu.n < 2 {
 		return 0
 	}
@@ -237,7 +236,8 @@ func (r *runtimeStats) rateLocked(secs int, f func(rateSample) uint64) float64 {
 	return float64(f(newest)-f(old)) / el
 }
 
-func (r *runtimeStats) snapshot() RuntimeStats {
+// Snapshot returns the counters and the rates.
+func (r *Traffic) Snapshot() RuntimeStats {
 	st := RuntimeStats{
 		BootTime: r.boot, MsgsIn: r.putMsgs.Load(), BytesIn: r.putBytes.Load(), PutFailures: r.putFailed.Load(),
 		MsgsOut: r.getMsgs.Load(), BytesOut: r.getBytes.Load(), GetFound: r.getFound.Load(), GetMiss: r.getMiss.Load(),
@@ -272,34 +272,19 @@ func (r *runtimeStats) snapshot() RuntimeStats {
 	return st
 }
 
-// RuntimeStats returns the broker's traffic counters (zero before Start).
-// Safe for concurrent use; an exporter may call it as often as it scrapes.
-func (b *Broker) RuntimeStats() RuntimeStats {
-	if b.rt == nil {
-		return RuntimeStats{}
-	}
-	return b.rt.snapshot()
-}
+// Boot is when the counters started (the broker's boot time).
+func (r *Traffic) Boot() time.Time { return r.boot }
 
-// runtimeSampleLoop samples the counters once a second until the broker stops.
-func (b *Broker) runtimeSampleLoop() {
+// SampleLoop samples the counters once a second until Deps.Stop closes.
+func (s *Service) SampleLoop() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-b.stop:
+		case <-s.deps.Stop:
 			return
 		case now := <-t.C:
-			b.rt.sample(now)
+			s.Traffic.Sample(now)
 		}
 	}
-}
-
-// bodyBytes is the total body size of a batch.
-func bodyBytes(ms []*record.Message) int {
-	n := 0
-	for _, m := range ms {
-		n += len(m.Body)
-	}
-	return n
 }

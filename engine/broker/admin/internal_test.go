@@ -1,4 +1,4 @@
-package broker
+package admin
 
 import (
 	"encoding/json"
@@ -9,22 +9,22 @@ import (
 )
 
 func TestRuntimeStatsRates(t *testing.T) {
-	r := newRuntimeStats()
+	r := NewTraffic()
 	t0 := r.boot
-	r.countPut("T", 100, 1000, true)
-	r.countPut("T", 1, 10, false)
-	r.sample(t0.Add(10 * time.Second))
-	st := r.snapshot()
+	r.CountPut("T", 100, 1000, true)
+	r.CountPut("T", 1, 10, false)
+	r.Sample(t0.Add(10 * time.Second))
+	st := r.Snapshot()
 	if st.PutTPS != [3]float64{10, 10, 10} || st.MsgsIn != 100 || st.BytesIn != 1000 || st.PutFailures != 1 {
 		t.Fatalf("after 10 s: %+v", st)
 	}
 	// 100 more, then 50 quiet seconds: none in the last 10 s, 200 over the
 	// last 60 s (and over the 600 s window, shorter so far).
-	r.countPut("T", 100, 1000, true)
+	r.CountPut("T", 100, 1000, true)
 	for s := 11; s <= 60; s++ {
-		r.sample(t0.Add(time.Duration(s) * time.Second))
+		r.Sample(t0.Add(time.Duration(s) * time.Second))
 	}
-	st = r.snapshot()
+	st = r.Snapshot()
 	if st.PutTPS[0] != 0 || st.PutTPS[1] != 200.0/60 || st.PutTPS[2] != 200.0/60 {
 		t.Fatalf("rates %v", st.PutTPS)
 	}
@@ -33,27 +33,27 @@ func TestRuntimeStatsRates(t *testing.T) {
 	if tt := st.Topics["T"]; tt.MsgsIn != 200 || tt.PutTPS != 0 {
 		t.Fatalf("topic %+v", tt)
 	}
-	r.countPut("T", 60, 60, true)
+	r.CountPut("T", 60, 60, true)
 	for s := 61; s <= 70; s++ {
-		r.sample(t0.Add(time.Duration(s) * time.Second))
+		r.Sample(t0.Add(time.Duration(s) * time.Second))
 	}
-	if tt := r.snapshot().Topics["T"]; tt.PutTPS != 60.0/50 {
+	if tt := r.Snapshot().Topics["T"]; tt.PutTPS != 60.0/50 {
 		t.Fatalf("topic rate %v, want 1.2", tt.PutTPS)
 	}
 	// A pull of two records, then a miss.
 	rec := make([]byte, 20)
 	rec[3] = 10
 	rec[13] = 10
-	r.countGet("g", "T", rec)
-	r.countGet("g", "T", nil)
-	st = r.snapshot()
+	r.CountGet("g", "T", rec)
+	r.CountGet("g", "T", nil)
+	st = r.Snapshot()
 	if st.MsgsOut != 2 || st.BytesOut != 20 || st.GetFound != 1 || st.GetMiss != 1 || st.GetRequests != 2 ||
 		st.Groups["g@T"].Msgs != 2 || st.Groups["g@T"].Group != "g" || st.Groups["g@T"].Topic != "T" {
 		t.Fatalf("gets %+v", st)
 	}
 	// Crossing midnight moves the morning snapshots.
-	r.sample(t0.Add(24 * time.Hour))
-	if st := r.snapshot(); st.PutTodayMorning != 260 || st.PutYesterdayMorning != 0 || st.GetTodayMorning != 2 {
+	r.Sample(t0.Add(24 * time.Hour))
+	if st := r.Snapshot(); st.PutTodayMorning != 260 || st.PutYesterdayMorning != 0 || st.GetTodayMorning != 2 {
 		t.Fatalf("morning snapshots %+v", st)
 	}
 }

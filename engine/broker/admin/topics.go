@@ -1,9 +1,8 @@
-package broker
+package admin
 
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/record"
@@ -16,7 +15,7 @@ import (
 // then looks the route up at once); a name server that does not take it
 // within RegisterTimeout is named in a SYSTEM_ERROR, the topic staying
 // created on the broker and registered again periodically.
-func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
 	topic, err := ext.String("topic")
 	if err != nil {
@@ -49,16 +48,16 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 		return responsef(protocol.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
 			tc.ReadQueueNums, tc.WriteQueueNums), nil
 	}
-	cur, exists := b.topics.Get(topic)
+	cur, exists := s.deps.Meta.Topics.Get(topic)
 	if tc.Attributes, err = protocol.AlterTopicAttributes(!exists, cur.Attributes, ext.OptString("attributes", "")); err != nil {
 		return remoting.NewResponse(protocol.RespInvalidParameter, err.Error()), nil
 	}
-	ver, err := b.topics.Put(tc)
+	ver, err := s.deps.Meta.Topics.Put(tc)
 	if err != nil {
 		return responsef(protocol.RespSystemError, "update topic %s: %v", topic, err), nil
 	}
-	b.log.Info("topic updated", "topic", topic, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "perm", tc.Perm)
-	if resp := b.routeResponse(topic, "updated", ver); resp != nil {
+	s.log.Info("topic updated", "topic", topic, "read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "perm", tc.Perm)
+	if resp := s.deps.AwaitRoute(topic, "updated", ver); resp != nil {
 		return resp, nil
 	}
 	return success(), nil
@@ -68,7 +67,7 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 // queues and every group's offsets on the topic go (the commit-log records
 // age out with the store's cleaning and are never served again), answered
 // once every name server took the registration without it, as a create is.
-func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+func (s *Service) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	topic, err := req.ExtFields.String("topic")
 	if err != nil {
 		return nil, err
@@ -76,83 +75,35 @@ func (b *Broker) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	if !record.TopicSendable(topic) || topic == protocol.DefaultTopic || topic == protocol.ScheduleTopic {
 		return responsef(protocol.RespSystemError, "the topic[%s] is a system topic and cannot be deleted", topic), nil
 	}
-	_, ver, err := b.topics.Delete(topic)
+	_, ver, err := s.deps.Meta.Topics.Delete(topic)
 	if err != nil {
 		return responsef(protocol.RespSystemError, "delete topic %s: %v", topic, err), nil
 	}
-	if err := b.purgeTopic(topic); err != nil { // queues and offsets (ops.go)
+	if err := s.purgeTopic(topic); err != nil { // queues and offsets
 		return responsef(protocol.RespSystemError, "delete topic %s data: %v", topic, err), nil
 	}
-	if resp := b.routeResponse(topic, "deleted", ver); resp != nil {
+	if resp := s.deps.AwaitRoute(topic, "deleted", ver); resp != nil {
 		return resp, nil
 	}
 	return success(), nil
 }
 
 // getAllTopicConfig handles GET_ALL_TOPIC_CONFIG (21).
-func (b *Broker) getAllTopicConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
-	body, err := json.Marshal(b.topics.Wrapper())
+func (s *Service) getAllTopicConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
+	body, err := json.Marshal(s.deps.Meta.Topics.Wrapper())
 	if err != nil {
 		return nil, err
 	}
-	resp := success()
-	resp.Body = body
-	return resp, nil
+	return bodyResponse(body), nil
 }
 
-// queryMessage handles QUERY_MESSAGE (12): records of topic indexed under
-// key within [beginTimestamp, endTimestamp].
-func (b *Broker) queryMessage(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	ext := req.ExtFields
-	topic, err := ext.String("topic")
-	if err != nil {
-		return nil, err
+// purgeTopic removes what a deleted topic leaves behind: its consume
+// queues in the store, then every group's offsets on it (Java's
+// deleteTopics and cleanOffsetByTopic). When the store refuses (its
+// dispatch is behind, it is closed) the offsets stay too.
+func (s *Service) purgeTopic(topic string) error {
+	if err := s.deps.Store.DeleteTopicData(topic); err != nil {
+		return err
 	}
-	key, err := ext.String("key")
-	if err != nil {
-		return nil, err
-	}
-	maxNum, err := ext.OptInt32("maxNum", 32)
-	if err != nil {
-		return nil, err
-	}
-	begin, err := ext.OptInt64("beginTimestamp", 0)
-	if err != nil {
-		return nil, err
-	}
-	end, err := ext.OptInt64("endTimestamp", 1<<62)
-	if err != nil {
-		return nil, err
-	}
-	if maxNum <= 0 {
-		maxNum = 32
-	}
-	res, err := b.store.QueryByKey(topic, strings.TrimSpace(key), int(maxNum), begin, end)
-	if err != nil {
-		return responsef(protocol.RespSystemError, "query message: %v", err), nil
-	}
-	if len(res.Buffer) == 0 {
-		return remoting.NewResponse(protocol.RespQueryNotFound, "can not find message, maybe time range not correct"), nil
-	}
-	resp := success()
-	resp.Ext().SetInt64("indexLastUpdateTimestamp", res.IndexLastUpdateTimestamp)
-	resp.Ext().SetInt64("indexLastUpdatePhyoffset", res.IndexLastUpdatePhyOffset)
-	resp.Body = res.Buffer
-	return resp, nil
-}
-
-// viewMessageByID handles VIEW_MESSAGE_BY_ID (33): the record at the
-// commit-log offset taken from an offset message id.
-func (b *Broker) viewMessageByID(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
-	off, err := req.ExtFields.Int64("offset")
-	if err != nil {
-		return nil, err
-	}
-	raw, err := b.store.ReadRecord(off)
-	if err != nil {
-		return responsef(protocol.RespSystemError, "can not find message by the offset, %d: %v", off, err), nil
-	}
-	resp := success()
-	resp.Body = append([]byte(nil), raw...)
-	return resp, nil
+	return s.deps.Meta.Offsets.RemoveTopic(topic)
 }
