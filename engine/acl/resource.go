@@ -72,6 +72,8 @@ func groupKey(g string) string { return RetryGroupTopicPrefix + g }
 //	HEART_BEAT: each consumer group in the body SUB and each topic it subscribes SUB
 //	UNREGISTER_CLIENT, GET_CONSUMER_LIST_BY_GROUP: consumerGroup SUB
 //	UPDATE_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET: consumerGroup SUB and the topic SUB
+//	POP_MESSAGE, ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME, PEEK_MESSAGE, NOTIFICATION,
+//	POLLING_INFO: the topic SUB and consumerGroup SUB; BATCH_ACK_MESSAGE: each ack's topic and group SUB
 //
 // Other codes need no resource (only a valid signature, and admin for
 // AdminOnly codes). QUERY_CONSUMER_OFFSET and LITE_PULL_MESSAGE are checked
@@ -137,6 +139,23 @@ func Resources(code int32, ext map[string]string, body []byte) ([]Need, error) {
 	case protocol.ReqUpdateConsumerOffset, protocol.ReqQueryConsumerOffset:
 		group("consumerGroup")
 		add(ext["topic"], PermSub)
+	case protocol.ReqPopMessage, protocol.ReqAckMessage, protocol.ReqChangeMessageInvisibleTime, protocol.ReqPeekMessage,
+		protocol.ReqNotification, protocol.ReqPollingInfo:
+		add(ext["topic"], PermSub)
+		group("consumerGroup")
+	case protocol.ReqBatchAckMessage:
+		var ba protocol.BatchAckMessageRequestBody
+		if len(body) > 0 {
+			if err := json.Unmarshal(body, &ba); err != nil {
+				return nil, fmt.Errorf("acl: batch ack body: %w", err)
+			}
+		}
+		for _, a := range ba.Acks {
+			add(a.Topic, PermSub)
+			if a.ConsumerGroup != "" {
+				add(groupKey(a.ConsumerGroup), PermSub)
+			}
+		}
 	}
 	return needs, nil
 }

@@ -237,13 +237,13 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	<-b.regDone
 	b.unregisterAll()
 
+	b.pop.Stop() // held pops answer at once; the revive service ends before the store closes
 	serverErr := b.server.Shutdown(ctx)
 	b.ready.Store(false)
 	b.holds.closeAll()
 	b.sendQ.close()
 	close(b.stop)
 	b.delay.Stop()
-	b.pop.Stop()
 	b.wg.Wait()
 	b.clients.Wait()
 	b.cancel()

@@ -84,6 +84,10 @@
 //	END_TRANSACTION 37                     commits (to REAL_TOPIC/REAL_QID) or rolls back a half message that
 //	                                       a send with TRAN_MSG stored in RMQ_SYS_TRANS_HALF_TOPIC; pending
 //	                                       halves are checked back with CHECK_TRANSACTION_STATE 39 (txn.go).
+//	POP_MESSAGE 200050, ACK_MESSAGE 200051, POP consumption: leased messages, receipt handles, checkpoints
+//	BATCH_ACK_MESSAGE 200151, PEEK 200052, in the revive topic, retry then DLQ, FIFO (engine/broker/pop,
+//	CHANGE_MESSAGE_INVISIBLETIME 200053,   wired in pop.go; Broker.Pop is its Go API for the gRPC front end).
+//	NOTIFICATION 200054, POLLING_INFO 200055
 //
 // Store statuses map to response codes as SendMessageProcessor and
 // PullMessageProcessor do (rocketmq-store.md §8.1, §10.7). Sends are

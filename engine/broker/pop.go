@@ -16,6 +16,7 @@ func (b *Broker) newPop() *pop.Service {
 	pc := pop.DefaultConfig(c.BrokerName, c.ClusterName)
 	pc.MaxRetryTimes = c.MaxReconsumeTimes
 	pc.Slave = c.Role == Slave
+	pc.MaxPoll = c.MaxSuspend
 	return pop.New(pop.Deps{
 		Config:  pc,
 		Store:   popStore{b},

@@ -176,6 +176,11 @@ func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoti
 	if resp != nil {
 		return resp
 	}
+	for _, m := range msgs {
+		if resp := checkTopicMessageType(tc, m.Properties); resp != nil { // topictype.go
+			return resp
+		}
+	}
 	queueID, resp := b.pickQueue(tc, h.QueueID)
 	if resp != nil {
 		return resp

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/record"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -24,6 +25,15 @@ func TestTopicMessageTypeAttribute(t *testing.T) {
 	wantCode(t, "normal message to a FIFO topic", e.send("F", 0, "n", ""), protocol.RespMessageIllegal)
 	wantCode(t, "FIFO message", e.send("F", 0, "f", props(protocol.PropertyShardingKey, "g1")), protocol.RespSuccess)
 	wantCode(t, "delay message", e.send("F", 0, "d", props("DELAY", "1")), protocol.RespMessageIllegal)
+	batch := func(itemProps string) *remoting.Command {
+		h := sendHeader("F", 0, "")
+		h.Batch = true
+		body := record.AppendBatchItem(nil, record.BatchItem{Body: []byte("b1"), Properties: props(protocol.PropertyShardingKey, "g1")})
+		body = record.AppendBatchItem(body, record.BatchItem{Body: []byte("b2"), Properties: itemProps})
+		return e.call(protocol.ReqSendBatchMessage, h.ExtFields(true), body)
+	}
+	wantCode(t, "batch with a normal message", batch(""), protocol.RespMessageIllegal)
+	wantCode(t, "FIFO batch", batch(props(protocol.PropertyShardingKey, "g1")), protocol.RespSuccess)
 
 	wantCode(t, "unknown value", create("X", "+message.type=BOGUS"), protocol.RespInvalidParameter)
 	wantCode(t, "unknown key", create("X", "+nope=1"), protocol.RespInvalidParameter)

@@ -66,6 +66,9 @@ func (s *Service) Pop(ctx context.Context, req Request) ([]Message, error) {
 	if req.MaxMessages > maxBatch {
 		req.MaxMessages = maxBatch
 	}
+	if s.cfg.MaxPoll > 0 && req.Poll > s.cfg.MaxPoll {
+		req.Poll = s.cfg.MaxPoll
+	}
 	deadline := s.now().Add(req.Poll)
 	retry := RetryTopic(req.Group, req.Topic)
 	for {
@@ -99,6 +102,9 @@ func (s *Service) Pop(ctx context.Context, req Request) ([]Message, error) {
 		}
 		t.Stop()
 		s.polls.unwatch(w)
+		if !s.running() {
+			return []Message{}, nil
+		}
 	}
 }
 

@@ -386,7 +386,11 @@ func (s *Service) notification(ctx context.Context, _ *remoting.Conn, req *remot
 	if _, _, err := s.checkPop(Request{Group: group, Topic: topic, QueueID: qid, MaxMessages: 1, Invisible: 1}); err != nil {
 		return errorResponse(err), nil
 	}
-	deadline := s.now().Add(time.Duration(max(pollTime, 0)) * time.Millisecond)
+	poll := time.Duration(max(pollTime, 0)) * time.Millisecond
+	if s.cfg.MaxPoll > 0 {
+		poll = min(poll, s.cfg.MaxPoll)
+	}
+	deadline := s.now().Add(poll)
 	has := false
 	for {
 		w := s.polls.watch(topic, RetryTopic(group, topic))

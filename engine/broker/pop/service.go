@@ -122,6 +122,9 @@ type Config struct {
 	RetryFirstPercent int
 	// Slave: the service refuses pops and acks (only a master pops).
 	Slave bool
+	// MaxPoll caps a pop's long poll (0: no cap); the broker passes its
+	// MaxSuspend, the cap of held pulls.
+	MaxPoll time.Duration
 }
 
 // DefaultConfig is Java's defaults for a broker of cluster.
