@@ -50,15 +50,7 @@ func errorResponse(err error) *remoting.Command {
 // were none, POLLING_TIMEOUT when a long poll ended without any.
 func (s *Service) popMessage(ctx context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
-	group, err := ext.String("consumerGroup")
-	if err != nil {
-		return nil, err
-	}
-	topic, err := ext.String("topic")
-	if err != nil {
-		return nil, err
-	}
-	qid, err := ext.Int32("queueId")
+	group, topic, qid, err := queueFields(ext)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +139,19 @@ func (s *Service) popMessage(ctx context.Context, _ *remoting.Conn, req *remotin
 
 // appendWithHandle re-encodes a popped record with POP_CK set to its
 // handle's ExtraInfo (and the topic the Go API put in it).
+// queueFields reads the consumerGroup, topic and queueId every POP request
+// header carries (all required).
+func queueFields(ext remoting.ExtFields) (group, topic string, qid int32, err error) {
+	if group, err = ext.String("consumerGroup"); err != nil {
+		return
+	}
+	if topic, err = ext.String("topic"); err != nil {
+		return
+	}
+	qid, err = ext.Int32("queueId")
+	return
+}
+
 func appendWithHandle(dst []byte, m Message, h Handle) ([]byte, error) {
 	r := m.Record
 	msg := r.Message()
@@ -277,15 +282,7 @@ func (s *Service) changeInvisibleTime(ctx context.Context, _ *remoting.Conn, req
 // from the group's pop offsets, without leasing them.
 func (s *Service) peekMessage(ctx context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
-	group, err := ext.String("consumerGroup")
-	if err != nil {
-		return nil, err
-	}
-	topic, err := ext.String("topic")
-	if err != nil {
-		return nil, err
-	}
-	qid, err := ext.Int32("queueId")
+	group, topic, qid, err := queueFields(ext)
 	if err != nil {
 		return nil, err
 	}
@@ -364,15 +361,7 @@ func (s *Service) hasMessage(group, topic string, qid int32) bool {
 // something to pop of the topic, waiting up to pollTime.
 func (s *Service) notification(ctx context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
-	group, err := ext.String("consumerGroup")
-	if err != nil {
-		return nil, err
-	}
-	topic, err := ext.String("topic")
-	if err != nil {
-		return nil, err
-	}
-	qid, err := ext.Int32("queueId")
+	group, topic, qid, err := queueFields(ext)
 	if err != nil {
 		return nil, err
 	}
@@ -422,14 +411,8 @@ func (s *Service) notification(ctx context.Context, _ *remoting.Conn, req *remot
 // pollingInfo serves POLLING_INFO (200055): the pops waiting on the topic.
 func (s *Service) pollingInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
 	ext := req.ExtFields
-	if _, err := ext.String("consumerGroup"); err != nil {
-		return nil, err
-	}
-	topic, err := ext.String("topic")
+	_, topic, _, err := queueFields(ext)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := ext.Int32("queueId"); err != nil {
 		return nil, err
 	}
 	if _, ok := s.deps.Topic(topic); !ok {
