@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brokerlab/brokerlab/engine/javaprops"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
@@ -107,45 +107,29 @@ func (s *Service) engine() *store.Store {
 }
 
 // getBrokerConfig handles GET_BROKER_CONFIG (26): the properties as
-// "key=value\n" lines sorted by key (MixAll.properties2String), the
+// "key=value\n" lines sorted by key (MixAll.properties2String, javaprops.FormatMap), the
 // config's DataVersion as JSON in the header field version.
 func (s *Service) getBrokerConfig(_ context.Context, _ *remoting.Conn, _ *remoting.Command) (*remoting.Command, error) {
-	p := s.properties()
-	var sb strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		sb.WriteString(k)
-		sb.WriteByte('=')
-		sb.WriteString(p[k])
-		sb.WriteByte('\n')
-	}
+	body := javaprops.FormatMap(s.properties())
 	s.cfgVersion.Lock()
 	ver, err := json.Marshal(s.cfgVersion.v)
 	s.cfgVersion.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	resp := bodyResponse([]byte(sb.String()))
+	resp := bodyResponse([]byte(body))
 	resp.Ext()["version"] = string(ver)
 	return resp, nil
 }
 
-// parseProperties reads Java properties text: key=value or key:value
-// lines, '#' and '!' comments, surrounding blanks trimmed.
+// parseProperties reads an UPDATE_BROKER_CONFIG body (Java properties text,
+// engine/javaprops), with surrounding blanks trimmed from each value.
 func parseProperties(body []byte) (map[string]string, error) {
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(body)))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(line, "=:")
-		if i <= 0 {
-			return nil, fmt.Errorf("line %q is not key=value", line)
-		}
-		out[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	props, err := javaprops.ParseMap(body)
+	for k, v := range props {
+		props[k] = strings.TrimSpace(v)
 	}
-	return out, sc.Err()
+	return props, err
 }
 
 // updateBrokerConfig handles UPDATE_BROKER_CONFIG (25): the body is Java

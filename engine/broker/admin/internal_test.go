@@ -113,7 +113,7 @@ func TestParseProperties(t *testing.T) {
 	if err != nil || len(p) != 3 || p["a"] != "1" || p["b"] != "2" || p["c"] != "x=y" {
 		t.Fatalf("%v %v", p, err)
 	}
-	if _, err := parseProperties([]byte("novalue\n")); err == nil {
-		t.Fatal("a line without separator parsed")
+	if _, err := parseProperties([]byte("a=\\uZZZZ\n")); err == nil {
+		t.Fatal("a malformed \\u escape parsed")
 	}
 }
