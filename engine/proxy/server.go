@@ -13,7 +13,6 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/brokerlab/brokerlab/engine/acl"
 	"github.com/brokerlab/brokerlab/engine/broker"
@@ -41,9 +40,10 @@ type Config struct {
 	Listen string
 	// Broker is the started broker the proxy serves.
 	Broker *broker.Broker
-	// TLS, when enabled, makes the gRPC port TLS-only with the remoting
-	// port's certificate settings (an ephemeral self-signed certificate when
-	// no file is given).
+	// TLS is the remoting port's TLS setting. The gRPC port accepts TLS and
+	// plaintext on one port, as RocketMQ's proxy does (its clients use TLS
+	// by default), and only TLS when the mode is enforcing; the certificate
+	// is the configured one, or an ephemeral self-signed one.
 	TLS remoting.TLSConfig
 	// BrokerTLS, if set, is used on the proxy's remoting connection to the
 	// broker (needed when the broker's remoting port enforces TLS).
@@ -119,19 +119,17 @@ func (s *Server) Start(ctx context.Context) error {
 		grpc.ChainStreamInterceptor(s.streamAuth),
 		grpc.MaxRecvMsgSize(s.cfg.MaxBodySize + 1<<20),
 	}
-	if s.cfg.TLS.Enabled() {
-		tc, err := serverTLS(s.cfg.TLS, s.cfg.Listen)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
+	tc, err := serverTLS(s.cfg.TLS, s.cfg.Listen)
+	if err != nil {
+		return err
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Listen)
+	raw, err := lc.Listen(ctx, "tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
-	s.ln, s.addr = ln, ln.Addr().String()
+	ln := &mixedListener{Listener: raw, tc: tc, tlsOnly: s.cfg.TLS.Mode == remoting.TLSEnforcing}
+	s.ln, s.addr = ln, raw.Addr().String()
 	s.grpc = grpc.NewServer(opts...)
 	v2.RegisterMessagingServiceServer(s.grpc, s)
 	s.wg.Add(1)

@@ -24,6 +24,9 @@ func serverTLS(cfg remoting.TLSConfig, listen string) (*tls.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
+	if !cfg.Enabled() {
+		cfg = remoting.TLSConfig{} // no files: the ephemeral certificate, no client auth
+	}
 	var cert tls.Certificate
 	var err error
 	if cfg.CertFile != "" {
