@@ -134,8 +134,32 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 			s.unregister(context.WithoutCancel(ctx), ss)
 		}
 	}()
+	type recv struct {
+		cmd *v2.TelemetryCommand
+		err error
+	}
+	in := make(chan recv)
+	go func() { // ends with the stream, at the latest when this handler returns
+		for {
+			cmd, err := stream.Recv()
+			select {
+			case in <- recv{cmd, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	for {
-		cmd, err := stream.Recv()
+		var r recv
+		select {
+		case r = <-in:
+		case <-ss.done: // replaced by a newer stream, or the server shuts down
+			return nil
+		}
+		cmd, err := r.cmd, r.err
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
