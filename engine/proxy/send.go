@@ -276,3 +276,9 @@ func (s *Server) EndTransaction(ctx context.Context, req *v2.EndTransactionReque
 	s.txns.remove(topic, req.GetTransactionId())
 	return &v2.EndTransactionResponse{Status: okStatus()}, nil
 }
+
+// RecallMessage is not supported: the broker's timer cannot yet cancel a
+// message by recall handle; the answer is NOT_IMPLEMENTED.
+func (s *Server) RecallMessage(ctx context.Context, req *v2.RecallMessageRequest) (*v2.RecallMessageResponse, error) {
+	return &v2.RecallMessageResponse{Status: newStatus(v2.Code_NOT_IMPLEMENTED, "recall is not supported by this broker")}, nil
+}
