@@ -75,6 +75,9 @@ type childSpec struct {
 	Dir string `json:"dir"`
 	// Producers sizes the broker's send workers as for a loopback cell.
 	Producers int `json:"producers"`
+	// Namesrv, when set (client rocketmq cells), is the parent's name server
+	// the broker registers with, holding empty pulls as a loopback cell's.
+	Namesrv string `json:"namesrv,omitempty"`
 }
 
 // childStats are the broker's store counters (sysStats without the
@@ -288,6 +291,10 @@ type brokerChild struct {
 // cell's.
 func childBrokerConfig(spec childSpec, log *slog.Logger) (broker.Config, store.Config, error) {
 	bc, sc, _, err := brokerConfigs(spec.Engine, spec.Dir, spec.Producers, sysHooks{}, log)
+	if spec.Namesrv != "" {
+		bc.NamesrvAddrs = []string{spec.Namesrv}
+		bc.MaxSuspend = rmqMaxHold
+	}
 	return bc, sc, err
 }
 

@@ -594,8 +594,8 @@ func validateEngine(en Engine) error {
 	default:
 		return bad("client", en.Client, "brokerlab or rocketmq")
 	}
-	if en.Client == ClientRocketMQ && (en.Transport != "loopback" || en.TLS) {
-		return bad("client", en.Client, "transport loopback without tls (the official client speaks to the broker's port)")
+	if en.Client == ClientRocketMQ && ((en.Transport != "loopback" && en.Transport != TransportProcess) || en.TLS) {
+		return bad("client", en.Client, "transport loopback or process without tls (the official client speaks to the broker's port)")
 	}
 	if en.TLS && en.Transport != "loopback" {
 		return bad("tls", "on", "transport loopback (TLS is on the broker's port)")

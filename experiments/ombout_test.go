@@ -13,6 +13,7 @@ import (
 // counts agree with the cell's: publish rate × time = messages
 // acknowledged, and with a tailing consumer an end-to-end series.
 func TestRunWritesOMBResult(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(`
 name: tinyomb
 warmup: 100ms

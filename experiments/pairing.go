@@ -126,7 +126,7 @@ func durabilityClass(a map[string]string) string {
 // cellAttrs are the attributes a selector matches: the resolved
 // configuration, overlaid with the cell's name parameters. advice is
 // "normal" when the experiment gives none, so {advice: normal} selects the
-// cells that do not set it.
+// cells that do not set it; client is "brokerlab" likewise.
 func cellAttrs(c *Cell) map[string]string {
 	e := c.Exp
 	a := map[string]string{
@@ -139,6 +139,7 @@ func cellAttrs(c *Cell) map[string]string {
 		"mode":      e.Workload.Mode,
 		"batch":     strconv.Itoa(e.Workload.Batch),
 		"advice":    cmp.Or(e.Engine.Advice, "normal"),
+		"client":    cmp.Or(e.Engine.Client, ClientBrokerlab),
 		// "" or none: acknowledged without waiting for a replica.
 		"replication": e.Engine.Replication,
 	}

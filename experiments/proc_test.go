@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -199,6 +200,46 @@ pairings:
 	}
 }
 
+// A process cell driven by the official RocketMQ Go client: the child's
+// broker registers with the harness's name server, the official client finds
+// it there, and the child's CPU per acknowledged message is measured (the
+// broker's cost of the official client's requests, apart from the client's).
+func TestOfficialClientProcessCell(t *testing.T) {
+	needProc(t)
+	t.Parallel() // a run of its own: own directories, ports and child
+	e, err := Parse([]byte(strings.Replace(procBase, "peers: [nats]\n", "", 1) + `
+extra:
+  - {client: rocketmq}
+pairings:
+  - {name: official_vs_own_client_cpu, numerator: {client: rocketmq}, denominator: {client: brokerlab}, metric: cpu/msg}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Progress: &log,
+		ProgressEvery: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != result.StatusOK || len(o.Cells) != 2 {
+		t.Fatalf("status %s, %d cells\n%s", o.Status, len(o.Cells), log.String())
+	}
+	var official bool
+	for _, c := range o.Cells {
+		if c.Error != "" || c.Ops == 0 || c.ServerCPUMicrosPerMsg <= 0 {
+			t.Fatalf("%s: error %q ops %d, %v µs/msg\n%s", c.Name, c.Error, c.Ops, c.ServerCPUMicrosPerMsg, log.String())
+		}
+		official = official || strings.Contains(c.Name, "client=rocketmq")
+	}
+	if !official {
+		t.Fatalf("no client=rocketmq cell among %v", o.Cells)
+	}
+	if len(o.Ratios) != 1 || o.Ratios[0].Missing != "" || o.Ratios[0].Stat.Median <= 0 {
+		t.Fatalf("ratios %+v", o.Ratios)
+	}
+}
+
 // A child whose server cannot start fails the cell with the child's
 // stderr in the error, and leaves no process behind.
 func TestProcessChildStartFailure(t *testing.T) {
@@ -235,18 +276,29 @@ func TestProcessChildStartFailure(t *testing.T) {
 // SIGTERM, which it answers with a clean shutdown) fails the cell.
 func TestProcessChildExitDuringCell(t *testing.T) {
 	needProc(t)
-	e, err := Parse([]byte(strings.Replace(procBase, "peers: [nats]\n", "", 1)))
+	// 3 s measured: the SIGTERM below lands inside the window even when a
+	// loaded machine delays the first progress line.
+	y := strings.Replace(strings.Replace(procBase, "peers: [nats]\n", "", 1), "duration: 1s\n", "duration: 3s\n", 1)
+	e, err := Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := watchChildren(nil)
-	// The first progress line comes from the measured window: then the
-	// child gets SIGTERM.
+	// The first progress line comes from the measured window: it arms the
+	// kill. The child gets SIGTERM then, or when the watcher first sees it
+	// if that is later (whichever happens second sends the one signal).
+	var armed, sent atomic.Bool
+	kill := func(pid int) {
+		if armed.Load() && sent.CompareAndSwap(false, true) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	w := watchChildren(func(pid int, _ string) { kill(pid) })
 	term := &onLine{match: " t=", do: func() {
+		armed.Store(true)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for pid := range w.pids {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+			kill(pid)
 		}
 	}}
 	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(),
@@ -256,10 +308,10 @@ func TestProcessChildExitDuringCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(o.Cells) != 1 || !regexp.MustCompile(`(exited during the cell|stopped on its own during the cell \(STOPPING SIGTERM\)) \(exit: ok\)`).MatchString(o.Cells[0].Error) {
-		t.Fatalf("cells %+v\n%s", o.Cells, term.b.String())
+		t.Fatalf("signal sent %v; cells %+v\n%s", sent.Load(), o.Cells, term.b.String())
 	}
-	if len(pids) != 1 || !term.done {
-		t.Fatalf("children %v, signalled %v", pids, term.done)
+	if len(pids) != 1 || !term.done || !sent.Load() {
+		t.Fatalf("children %v, armed %v, signalled %v", pids, term.done, sent.Load())
 	}
 }
 
@@ -292,7 +344,7 @@ engine: {transport: process}
 `
 	for _, tc := range []struct{ extra, want string }{
 		{"  tls: true\n", "tls"},
-		{"  client: rocketmq\n", "client rocketmq"},
+		{"  client: nosuch\n", "client nosuch"},
 		{"  replication: sync\n", "replication sync"},
 		{"  stages: true\n", "stages"},
 	} {

@@ -62,6 +62,7 @@ func TestDirtyTreeRefusedIntoResults(t *testing.T) {
 // A replay reruns exactly the resolved config the run recorded: same
 // manifest config, same cells in the same shuffled order.
 func TestReplayReproducesConfig(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(`
 name: replayme
 seed: 77

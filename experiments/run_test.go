@@ -15,6 +15,7 @@ import (
 // quantiles and spectra, histograms on disk, a manifest and bench lines
 // (figures are drawn from these by cmd/brokerlab: TestRunDrawsFigures).
 func TestRunTinyExperiment(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(`
 name: tiny
 warmup: 100ms
@@ -188,6 +189,7 @@ stall: {at: 300ms, length: 1s}
 // The same experiment runs over loopback: broker in-process, brokerlab's
 // remoting client as the producer and consumer.
 func TestRunLoopback(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(`
 name: wire
 settle: 1ms

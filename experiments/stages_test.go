@@ -17,6 +17,7 @@ import (
 // whole send's mean (cmd/brokerlab's TestRunDrawsFigures draws its stages
 // figure).
 func TestStagesRecordedPerCell(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(`
 name: stages-tiny
 warmup: 100ms
@@ -96,6 +97,7 @@ func keys[V any](m map[string]V) []string {
 // the same kind of broker: both send, a tailing consumer reads through each
 // client, and the broker's breakdown counts the official client's sends.
 func TestOfficialClientCell(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(`
 name: client-tiny
 warmup: 100ms

@@ -2,10 +2,12 @@ package experiments
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,9 +17,11 @@ import (
 	"time"
 
 	"github.com/brokerlab/brokerlab/engine/commitlog"
+	"github.com/brokerlab/brokerlab/engine/namesrv"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/natsdriver"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
+	"github.com/brokerlab/brokerlab/workloads/rmqdriver"
 )
 
 // TransportProcess runs a cell's server in a child process (child.go),
@@ -42,11 +46,12 @@ const (
 )
 
 // refuseProcess says why engine en cannot run as transport process ("" when
-// it can): the child runs only the broker with brokerlab's own client.
+// it can): the child runs only the broker, for brokerlab's own client or the
+// official one (client rocketmq, through a name server in this process).
 func refuseProcess(en Engine) string {
 	var no []string
-	if en.Client != ClientBrokerlab && en.Client != "" {
-		no = append(no, "client "+en.Client+" (only brokerlab's own client)")
+	if en.Client != ClientBrokerlab && en.Client != ClientRocketMQ && en.Client != "" {
+		no = append(no, "client "+en.Client+" (brokerlab's own client or rocketmq)")
 	}
 	if en.TLS {
 		no = append(no, "tls")
@@ -379,17 +384,36 @@ func (t *tailBuffer) text() string {
 
 // procBrokerSystem is a cell's broker in a child process, driven over
 // 127.0.0.1 TCP by brokerlab's remoting client (workloads/netdriver) in
-// this process, exactly as a loopback cell's. Stats and Settle are asked of
-// the child; Stall is refused by validation; the flush and roll hooks
-// (the "flush" latency metric and roll markers) are not available.
+// this process, exactly as a loopback cell's — or, with client rocketmq, by
+// the official RocketMQ Go client (workloads/rmqdriver) through a name
+// server in this process that the child's broker registers with, so the
+// child's CPU is the broker's alone. Stats and Settle are asked of the
+// child; Stall is refused by validation; the flush and roll hooks (the
+// "flush" latency metric and roll markers) are not available.
 type procBrokerSystem struct {
 	*childProc
 	d   *netdriver.Driver
+	rd  *rmqdriver.Driver // client rocketmq: the cell's producers and consumers
+	ns  *namesrv.Server   // client rocketmq: the name server rd finds the child through
 	dir string
 }
 
-func openProcBrokerSystem(exp Experiment, dir string) (*procBrokerSystem, error) {
-	child, err := startChild(childSpec{Kind: childBroker, Engine: exp.Engine, Dir: dir, Producers: exp.Workload.Producers})
+func openProcBrokerSystem(exp Experiment, dir string) (_ *procBrokerSystem, err error) {
+	spec := childSpec{Kind: childBroker, Engine: exp.Engine, Dir: dir, Producers: exp.Workload.Producers}
+	var ns *namesrv.Server
+	if exp.Engine.Client == ClientRocketMQ {
+		quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if ns, err = startLoopbackNamesrv(quiet); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = ns.Shutdown(context.Background())
+			}
+		}()
+		spec.Namesrv = ns.Addr()
+	}
+	child, err := startChild(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -397,19 +421,51 @@ func openProcBrokerSystem(exp Experiment, dir string) (*procBrokerSystem, error)
 	if err != nil {
 		return nil, errors.Join(err, child.stop())
 	}
-	return &procBrokerSystem{childProc: child, d: d, dir: dir}, nil
+	s := &procBrokerSystem{childProc: child, d: d, ns: ns, dir: dir}
+	if ns != nil {
+		if s.rd, err = openOfficialClient(ns.Addr()); err != nil {
+			return nil, errors.Join(err, child.closeAfter(d))
+		}
+	}
+	return s, nil
 }
 
-func (s *procBrokerSystem) Driver() workloads.Driver           { return s.d }
-func (s *procBrokerSystem) Source() workloads.Source           { return s.d }
+func (s *procBrokerSystem) Driver() workloads.Driver {
+	if s.rd != nil {
+		return s.rd
+	}
+	return s.d
+}
+
+func (s *procBrokerSystem) Source() workloads.Source {
+	if s.rd != nil {
+		return s.rd
+	}
+	return s.d
+}
+
 func (s *procBrokerSystem) SegmentDir() string                 { return commitlog.SegmentDir(s.dir) }
 func (s *procBrokerSystem) Stats() sysStats                    { return s.stats() }
 func (s *procBrokerSystem) Settle(timeout time.Duration) error { return s.settle(timeout) }
 func (s *procBrokerSystem) Stall(time.Duration)                {}
 
-// Close closes the client, then stops the child (its store is flushed and
-// closed by broker.Shutdown there).
-func (s *procBrokerSystem) Close() error { return s.closeAfter(s.d) }
+// Close closes the clients (the official one first: its consumers persist
+// offsets to the broker), then stops the child (its store is flushed and
+// closed by broker.Shutdown there), then the name server.
+func (s *procBrokerSystem) Close() error {
+	var rderr error
+	if s.rd != nil {
+		rderr = s.rd.Close()
+	}
+	err := s.closeAfter(s.d)
+	if s.ns != nil {
+		_ = s.ns.Shutdown(context.Background())
+	}
+	if err == nil {
+		err = rderr
+	}
+	return err
+}
 
 // procNATSSystem is NATS JetStream in a child process (the peer of a
 // process cell), driven by nats.go over 127.0.0.1 TCP from this process.

@@ -83,6 +83,7 @@ func TestBrokerSystemTLS(t *testing.T) {
 
 // Both cells run end to end.
 func TestRunTLSOnOff(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
 	e, err := Parse([]byte(tlsExperiment))
 	if err != nil {
 		t.Fatal(err)

@@ -27,11 +27,19 @@ target ratios, each as the median and min–max of the per-count ratios (the i-t
 run of the numerator over the i-th run of the denominator):
 
   P1  Append ÷ RawPath throughput, flush=async, 1 KiB, 1 producer, per path   ≥ 0.85
+      Append ÷ Independent (no engine code: pre-encoded records, bare pwrite,
+      fdatasync every 500 ms) throughput, same cell, per path                 ≥ 0.85
   P2  1 KiB, 64 producers: group ÷ async ≥ 0.5, group ÷ sync ≥ 20,
       group ÷ limit-ops/s (producers / flush latency, same run) ≥ 0.8;
       1 producer: group ÷ sync latency ≤ 1.1 (judged on pwrite and mmap)
   P3  Append/path=direct/flush=async/size=65536/conc=4 MB/s ÷ fio O_DIRECT
       sequential write bs=64k, libaio, iodepth 4                             ≥ 0.9
+
+Rows a ratio divides must have run the same N (scripts/bench.sh runs every
+row with -benchtime=Nx from the benchmark's plan); a pair of lines with
+different N refuses the ratio, except where its definition says why the work
+differs (group ÷ async: an async row's N is set by its flush cycles; fio runs
+for a fixed time).
 
 scripts/bench.sh runs the benchmarks and fio and calls this.`,
 		Args: cobra.MinimumNArgs(1),

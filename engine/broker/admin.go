@@ -49,6 +49,10 @@ func (b *Broker) updateAndCreateTopic(_ context.Context, _ *remoting.Conn, req *
 		return responsef(protocol.RespInvalidParameter, "queue nums must be in 1..1024: read %d, write %d",
 			tc.ReadQueueNums, tc.WriteQueueNums), nil
 	}
+	cur, exists := b.topics.Get(topic)
+	if tc.Attributes, err = protocol.AlterTopicAttributes(!exists, cur.Attributes, ext.OptString("attributes", "")); err != nil {
+		return remoting.NewResponse(protocol.RespInvalidParameter, err.Error()), nil
+	}
 	ver, err := b.topics.Put(tc)
 	if err != nil {
 		return responsef(protocol.RespSystemError, "update topic %s: %v", topic, err), nil

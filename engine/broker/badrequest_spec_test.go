@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"maps"
 	"strconv"
 	"time"
 
@@ -47,6 +48,8 @@ const specTopic = "T"
 var unparsedFields = map[int32][]string{
 	protocol.ReqPullMessage:     {"subVersion"},
 	protocol.ReqLitePullMessage: {"subVersion"},
+	protocol.ReqPopMessage:      {"bornTime"},
+	protocol.ReqNotification:    {"bornTime"},
 }
 
 // requestSpecs has an entry for every request code the broker registers
@@ -66,6 +69,11 @@ func requestSpecs() map[int32]requestSpec {
 	pullRequired := []string{"consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag"}
 	topicQueue := remoting.ExtFields{"topic": specTopic, "queueId": "0"}
 	none := remoting.ExtFields{}
+	popAck := remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "0",
+		"extraInfo": "0 0 60000 0 0 broker-a 0 0", "offset": "0"}
+	popAckRequired := []string{"consumerGroup", "topic", "queueId", "extraInfo", "offset"}
+	changeInvisible := maps.Clone(popAck)
+	changeInvisible["invisibleTime"] = "1000"
 	return map[int32]requestSpec{
 		protocol.ReqSendMessage:   {"SEND_MESSAGE", send(false), sendRequired(false), []byte("body"), bodyPayload},
 		protocol.ReqSendMessageV2: {"SEND_MESSAGE_V2", send(true), sendRequired(true), []byte("body"), bodyPayload},
@@ -121,6 +129,23 @@ func requestSpecs() map[int32]requestSpec {
 		protocol.ReqCheckClientConfig: {"CHECK_CLIENT_CONFIG", none, nil,
 			[]byte(`{"clientId":"127.0.0.1@spec","group":"g","subscriptionData":{"topic":"T","subString":"*","expressionType":"TAG"}}`),
 			bodyOptional},
+		// POP consumption (engine/broker/pop).
+		protocol.ReqPopMessage: {"POP_MESSAGE",
+			remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "-1", "maxMsgNums": "1", "invisibleTime": "60000",
+				"pollTime": "0", "bornTime": "0", "initMode": "0", "order": "false"},
+			[]string{"consumerGroup", "topic", "queueId", "maxMsgNums", "invisibleTime", "pollTime"}, nil, bodyIgnored},
+		protocol.ReqAckMessage: {"ACK_MESSAGE", popAck, popAckRequired, nil, bodyIgnored},
+		protocol.ReqBatchAckMessage: {"BATCH_ACK_MESSAGE", none, nil,
+			[]byte(`{"brokerName":"broker-a","acks":[{"c":"g","t":"T","r":"0","so":0,"q":0,"rq":0,"pt":0,"it":60000,"b":"AQ=="}]}`), bodyDecoded},
+		protocol.ReqChangeMessageInvisibleTime: {"CHANGE_MESSAGE_INVISIBLETIME", changeInvisible,
+			append(popAckRequired, "invisibleTime"), nil, bodyIgnored},
+		protocol.ReqPeekMessage: {"PEEK_MESSAGE", remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "0", "maxMsgNums": "1"},
+			[]string{"consumerGroup", "topic", "queueId", "maxMsgNums"}, nil, bodyIgnored},
+		protocol.ReqNotification: {"NOTIFICATION",
+			remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "-1", "pollTime": "0", "bornTime": "0", "order": "false"},
+			[]string{"consumerGroup", "topic", "queueId", "pollTime"}, nil, bodyIgnored},
+		protocol.ReqPollingInfo: {"POLLING_INFO", remoting.ExtFields{"consumerGroup": "g", "topic": specTopic, "queueId": "0"},
+			[]string{"consumerGroup", "topic", "queueId"}, nil, bodyIgnored},
 		// Operator requests (ops.go).
 		protocol.ReqGetBrokerRuntimeInfo: {"GET_BROKER_RUNTIME_INFO", none, nil, nil, bodyIgnored},
 		protocol.ReqGetTopicStatsInfo:    {"GET_TOPIC_STATS_INFO", remoting.ExtFields{"topic": specTopic}, []string{"topic"}, nil, bodyIgnored},

@@ -14,6 +14,7 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/delay"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/pop"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -58,6 +59,7 @@ type Broker struct {
 	rt        *runtimeStats // traffic counters (runtimestats.go), set by New
 	ops       opsState      // subscription groups, live config (ops.go)
 	txn       *txn.Service  // transactional messages (txn.go, engine/broker/txn)
+	pop       *pop.Service  // POP consumption (pop.go, engine/broker/pop)
 	replies   replyState    // request-reply requesters (reply.go)
 
 	ready    atomic.Bool // processors serve only while set
@@ -120,6 +122,7 @@ func New(cfg Config, open StoreOpener) (*Broker, error) {
 		Logger:          log,
 	})
 	b.txn = b.newTxn()
+	b.pop = b.newPop()
 	b.meta = meta.New(meta.Deps{Queues: storeQueues{b}, OnTopicsChange: b.kickRegister})
 	b.registerProcessors()
 	b.server.OnConnClose(b.clients.OnConnClose)
@@ -165,6 +168,11 @@ func (b *Broker) Start(ctx context.Context) error {
 		return err
 	}
 	b.delay = b.newDelay()
+	if err := b.pop.Start(); err != nil {
+		_ = b.server.Shutdown(ctx)
+		_ = store.Close()
+		return fmt.Errorf("%w: %w", ErrStoreOpen, err)
+	}
 	store.SetArrivingListener(b.arriving)
 
 	for range b.cfg.SendWorkers {
@@ -231,6 +239,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.sendQ.close()
 	close(b.stop)
 	b.delay.Stop()
+	b.pop.Stop()
 	b.wg.Wait()
 	b.clients.Wait()
 	b.cancel()
@@ -325,6 +334,7 @@ func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
 	if b.delay.Wake(topic, queueID) {
 		return
 	}
+	b.pop.Notify(topic, queueID)
 	b.holds.notify(topic, queueID, nextOffset)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker/clients"
 	"github.com/brokerlab/brokerlab/engine/broker/meta"
+	"github.com/brokerlab/brokerlab/engine/broker/pop"
 	"github.com/brokerlab/brokerlab/engine/broker/txn"
 	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/remoting"
@@ -47,10 +48,13 @@ func (b *Broker) registerProcessors() {
 		meta.ClientManageExecutor:  clientManage,
 		clients.HeartbeatExecutor:  heartbeat,
 		txn.EndTransactionExecutor: b.endTransactionExecutor(),
+		pop.PopExecutor:            s.NewExecutor(pop.PopExecutor, b.cfg.PullExecutor),
+		pop.AckExecutor:            s.NewExecutor(pop.AckExecutor, b.cfg.ClientManageExecutor),
 	}}
 	b.clients.Register(table) // heartbeats, client list
 	b.meta.Register(table)    // offsets and queue locks
 	b.txn.Register(table)     // END_TRANSACTION
+	b.pop.Register(table)     // POP, ACK, BATCH_ACK, CHANGE_INVISIBLETIME, PEEK, NOTIFICATION, POLLING_INFO
 
 	// Feature processors, each registered from its own file.
 	b.registerOps()      // ops.go: runtime info, stats, connections, subscription groups, broker config

@@ -50,6 +50,9 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp != nil {
 		return resp
 	}
+	if resp := checkTopicMessageType(tc, m.Properties); resp != nil { // topictype.go
+		return resp
+	}
 	queueID, resp := b.pickQueue(tc, h.QueueID)
 	if resp != nil {
 		return resp

@@ -307,7 +307,16 @@ func benchRaw(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
 	b.ReportAllocs()
 	io0 := segmentsIO(r.q.Segments())
 	meter.reset()
-	runConc(b, conc, func() func() error {
+	var owed func() error
+	var cycles int64
+	if !waitsForFlush(pol) {
+		owed = func() error {
+			cycles = meter.n.Load() // the loop's flushes, before the owed one below is recorded
+			_, err := r.flush()
+			return err
+		}
+	}
+	owedTook := runConc(b, conc, func() func() error {
 		buf := make([]byte, 0, size+1024) // the record: header, topic and body
 		m := &record.Message{Topic: "BenchmarkTest", Body: body, BornHost: born, StoreHost: host, BornTimestamp: 1}
 		return func() error {
@@ -319,7 +328,10 @@ func benchRaw(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int) {
 			_, err = r.append(rec)
 			return err
 		}
-	})
+	}, owed)
+	if owed != nil {
+		reportOwed(b, b.N, size, cycles, owedTook)
+	}
 	meter.report(b, pol, b.N, conc)
 	reportStageWaits(b, path, io0, segmentsIO(r.q.Segments()))
 }

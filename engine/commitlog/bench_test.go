@@ -2,17 +2,32 @@ package commitlog
 
 // Benchmarks of the engine core. The numbers live here, not in tests.
 //
-//	go test ./engine/commitlog -run '^$' -bench 'Append|RawPath' -benchtime=300x -count=5 | tee append.txt
-//	benchstat -col /path append.txt                              # write paths side by side
-//	benchstat -col /flush -row /conc append.txt                  # flush policies by concurrency (all rows pooled)
-//	benchstat -table .name -col /flush -row /path,/size,/conc append.txt # the same, one row per path/size/conc
-//	benchstat -filter '/size:1024 /conc:1' -col .name append.txt # Append beside its raw baseline
-//	scripts/bench.sh                                             # all of it, plus fio and the P1–P3 ratios
+//	scripts/bench.sh                                             # the matrix, fixed work per row, rows alternating, plus fio and the ratios
+//	go test ./engine/commitlog -run '^$' -bench.plan 'Append|RawPath|Independent' -bench.passes 5
+//	                                                             # the rows scripts/bench.sh runs: pass, -bench pattern, N
+//	benchstat -col /path bench.txt                               # write paths side by side
+//	benchstat -table .name -col /flush -row /path,/size,/conc bench.txt # flush policies, one row per path/size/conc
+//	benchstat -filter '/size:1024 /conc:1' -col .name bench.txt  # Append beside its raw and independent baselines
+//
+// Every row does a fixed amount of work: scripts/bench.sh runs each row on
+// its own with -benchtime=Nx, N from rowN (bench_plan_test.go): enough
+// records to roll at least two segments and, for async rows, to cross at
+// least two of the async flush loop's 500 ms cycles at the fastest rate an
+// async row can reach (checked after the run: a row that crossed fewer
+// fails and says so). Numerator and denominator rows alternate: the rows of
+// one size and producer count run next to each other, one pass after
+// another, each pass in the reverse order of the one before. Run by hand
+// with -benchtime=Nx from the plan; a time-based -benchtime gives rows
+// different work and is not what the ratios assume.
 //
 // Sub-benchmark names are key=value so benchstat can pivot on any of them:
 //
 //	BenchmarkAppend/path=X/flush=Y/size=S/conc=C      the commit log (X ∈ iopath.Kinds(), Y ∈ flush.Kinds())
 //	BenchmarkRawPath/path=X/flush=Y/size=S/conc=C     the fair raw baseline (Y ∈ sync, async, group)
+//	BenchmarkIndependent/path=pwrite/flush=async/size=S/conc=1
+//	                                                  a baseline sharing no engine code: pre-encoded
+//	                                                  records, bare pwrite on a preallocated file,
+//	                                                  fdatasync every 500 ms (bench_independent_test.go)
 //	BenchmarkAppendTail/path=direct/flush=async/...   Append with a dispatcher-like reader tailing the
 //	                                                  log; reports where read-back was served from
 //	                                                  (bench_tail_test.go)
@@ -37,12 +52,21 @@ package commitlog
 //	       all of them next (at conc=1 this is sync with the flush outside
 //	       the mutex)
 //
+// Because BenchmarkRawPath shares the engine's record, segment and iopath
+// code it cannot show what that code costs; BenchmarkIndependent can.
+//
+// Async rows end with the flush they owe inside the timer: after the last
+// append, everything appended is made durable before the clock stops, so
+// an async row's sec/op includes its share of writeback (owed-flush-ns
+// reports that last flush alone, flush-cycles the background flushes the
+// run crossed).
+//
 // Segments are kept until the benchmark's cleanup (after b.StopTimer), so
 // dirty pages are written back as they are in the log.
 //
 // Metrics beside sec/op (the mean) and MB/s: p50-ns, p99-ns, p999-ns of the
-// per-call latency (only from >= minPercentileSamples = 10k calls, so with
-// -benchtime=Nx an N of at least 10000); for every policy that flushes for its callers (all but
+// per-call latency (only from >= minPercentileSamples = 10k calls, else
+// omitted); for every policy that flushes for its callers (all but
 // async) appends/flush (b.N over the flushes of the timed run) and flush-ns
 // (their mean latency); for group-style policies (group, rmqgroup) also
 // limit-ops/s = conc / flush-ns, the physical limit of a loop that flushes
@@ -57,20 +81,19 @@ package commitlog
 // BenchmarkAppend/path=direct/flush=async/size=65536/conc=4. Both benchmarks
 // use the same cells, so every Append row has its raw row for each of sync,
 // async and group: with 5 paths and 4 policies, 220 Append + 165 RawPath +
-// 2 AppendTail rows. With -benchtime=300x the whole matrix
-// (go test ./engine/... -run '^$' -bench 'Append|RawPath' -benchtime=300x)
-// finishes in under five minutes on the 2-core project machine: one path's
-// 77 rows (path=pool) took 38 s there under a load average of 23, so the
-// whole matrix takes about 3.2 minutes on a busy machine, less on a quiet one.
+// 4 Independent + 2 AppendTail rows.
 //
-// -bench.seg sets the segment size (default 64 MiB, so a long run rolls and
-// every path pays for its rolls).
+// -bench.seg sets the segment size (default 1 MiB: small, so that rolling
+// twice is cheap even for the per-message sync rows; every path pays for
+// its rolls, as the raw baseline does). The N of every row follows from it
+// (rowN).
 
 import (
 	"context"
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -86,7 +109,7 @@ import (
 )
 
 var (
-	benchSeg      = flag.Int64("bench.seg", 64<<20, "segment size for benchmarks")
+	benchSeg      = flag.Int64("bench.seg", 1<<20, "segment size for benchmarks (rowN derives every row's N from it)")
 	benchCoalesce = flag.Duration("bench.coalesce", 0, "group commit coalescing window (flush.Config.CoalesceWait)")
 )
 
@@ -107,11 +130,13 @@ func benchCells() []benchCell {
 
 func (c benchCell) String() string { return fmt.Sprintf("size=%d/conc=%d", c.size, c.conc) }
 
-// runConc runs b.N operations split over conc goroutines and stops the
-// timer when the last one returns. Each goroutine takes its operation from
-// newOp (so it can own its buffers); every call is timed into a histogram
-// and the latency quantiles are reported.
-func runConc(b *testing.B, conc int, newOp func() func() error) {
+// runConc runs b.N operations split over conc goroutines; when the last one
+// returns it calls owed (if not nil: the flush an async row owes, timed as
+// part of the run) and stops the timer. Each goroutine takes its operation
+// from newOp (so it can own its buffers); every call is timed into a
+// histogram and the latency quantiles are reported. It returns how long
+// owed took.
+func runConc(b *testing.B, conc int, newOp func() func() error, owed func() error) time.Duration {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
@@ -138,6 +163,14 @@ func runConc(b *testing.B, conc int, newOp func() func() error) {
 		}(ops[g], hs[g])
 	}
 	wg.Wait()
+	var owedTook time.Duration
+	if owed != nil && failed.Load() == nil {
+		t0 := time.Now()
+		if err := owed(); err != nil {
+			failed.CompareAndSwap(nil, &err)
+		}
+		owedTook = time.Since(t0)
+	}
 	b.StopTimer()
 	if p := failed.Load(); p != nil {
 		if isUnsupported(*p) { // a path refused at its first segment
@@ -154,6 +187,7 @@ func runConc(b *testing.B, conc int, newOp func() func() error) {
 		b.ReportMetric(float64(all.ValueAtQuantile(99)), "p99-ns")
 		b.ReportMetric(float64(all.ValueAtQuantile(99.9)), "p999-ns")
 	}
+	return owedTook
 }
 
 // minPercentileSamples is the least number of timed calls a row reports
@@ -227,13 +261,25 @@ func benchAppend(b *testing.B, path iopath.Kind, pol flush.Kind, size, conc int)
 	b.ReportAllocs()
 	io0 := logIO(l)
 	meter.reset()
-	runConc(b, conc, func() func() error {
+	var owed func() error
+	var cycles int64
+	if !waitsForFlush(pol) {
+		owed = func() error {
+			cycles = meter.n.Load() // the policy's own flushes; Flush below is not metered
+			_, err := l.Flush()
+			return err
+		}
+	}
+	owedTook := runConc(b, conc, func() func() error {
 		return func() error {
 			m := record.Message{Topic: "BenchmarkTest", QueueID: 0, Body: body, BornHost: born, BornTimestamp: 1}
 			_, err := l.Append(context.Background(), &m, qoff.Add(1))
 			return err
 		}
-	})
+	}, owed)
+	if owed != nil {
+		reportOwed(b, b.N, size, cycles, owedTook)
+	}
 	meter.report(b, pol, b.N, conc)
 	reportStageWaits(b, path, io0, logIO(l))
 }
@@ -279,9 +325,21 @@ func isUnsupported(err error) bool {
 }
 
 // TestMain prints benchfmt configuration lines when benchmarking, so a
-// results file says where it was measured.
+// results file says where it was measured; with -bench.plan it prints the
+// plan (printPlan) and exits.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if *benchPlan != "" {
+		re, err := regexp.Compile(*benchPlan)
+		if err == nil {
+			err = printPlan(os.Stdout, re, *benchPasses)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		printBenchConfig()
 	}

@@ -53,6 +53,14 @@ func TestRatios(t *testing.T) {
 		"path=pwrite group÷sync throughput, 1024 B conc=64":   {0, 0, 0, 0, "missing"},
 		// pool is not judged by P2.
 		"path=pool group÷async throughput, 1024 B conc=64": {0, 0, 0, 0, "missing"},
+		// independent ns / append ns, pwrite: 2000/4000, 2500/4000, 4000/4000.
+		"path=pwrite append÷independent throughput, async 1024 B conc=1": {0.625, 0.5, 1, 3, "MISSED"},
+		// mmap: 2000/4000, 2500/5000, 4000/4400.
+		"path=mmap append÷independent throughput, async 1024 B conc=1": {0.5, 0.5, 4000.0 / 4400, 3, "MISSED"},
+		// direct's Append has 2 counts: 2000/2000, 2500/2000.
+		"path=direct append÷independent throughput, async 1024 B conc=1": {1.125, 1, 1.25, 2, "ok"},
+		// pool has one count: 2000/4000.
+		"path=pool append÷independent throughput, async 1024 B conc=1": {0.5, 0.5, 0.5, 1, "MISSED"},
 		// MB/s / fio MB/s: 900/1000, 1000/1000, 800/1000.
 		"path=direct append MB/s ÷ fio O_DIRECT write bs=65536 libaio iodepth=4, async 65536 B conc=4": {0.9, 0.8, 1, 3, "ok"},
 	}
@@ -80,12 +88,13 @@ func TestRatios(t *testing.T) {
 				w.median, w.min, w.max, w.n)
 		}
 	}
-	// P1 two per path, P2 four (plus rmqgroup where measured) per path, one P3.
+	// P1 three per path (the independent baseline ran), P2 four (plus
+	// rmqgroup where measured) per path, one P3.
 	counts := map[string]int{}
 	for _, r := range rs {
 		counts[r.Target]++
 	}
-	if counts["P1"] != 2*4 || counts["P2"] != 4*4+1 || counts["P3"] != 1 {
+	if counts["P1"] != 3*4 || counts["P2"] != 4*4+1 || counts["P3"] != 1 {
 		t.Errorf("ratio counts %v", counts)
 	}
 	if g := got["path=pool group÷async throughput, 1024 B conc=64"].Goal; g.Set() {
@@ -304,5 +313,74 @@ BenchmarkB/x=1 100 1500 ns/op 9 p99-ns
 	r = Compute(s, Spec{Num: Quantity{Bench: "C/x=1", Unit: "ns/op"}, Den: Quantity{Bench: "A/x=1", Unit: "ns/op"}})
 	if want := []float64{0.07}; !slices.Equal(r.Values, want) {
 		t.Fatalf("C/A ratios %v, want %v", r.Values, want)
+	}
+}
+
+// TestRefusesUnequalWork checks that a ratio of two rows whose paired
+// lines ran different N is refused with both names and counts, unless its
+// Spec says why the work differs; and that a row over itself (limit-ops/s)
+// is never refused.
+func TestRefusesUnequalWork(t *testing.T) {
+	in := `BenchmarkAppend/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 4000 ns/op
+BenchmarkRawPath/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 3000 ns/op
+BenchmarkAppend/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 4000 ns/op
+BenchmarkRawPath/path=pwrite/flush=async/size=1024/conc=1-2 	 2000	 3000 ns/op
+`
+	s := NewSamples()
+	if err := s.Read(strings.NewReader(in), "bench.txt"); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Target: "P1", Label: "x",
+		Num: Quantity{Bench: "Append/path=pwrite/flush=async/size=1024/conc=1", Unit: "ns/op", Rate: true},
+		Den: Quantity{Bench: "RawPath/path=pwrite/flush=async/size=1024/conc=1", Unit: "ns/op", Rate: true}}
+	r := Compute(s, spec)
+	if r.Verdict() != "missing" || !strings.Contains(r.Missing, "unequal work at count 2") ||
+		!strings.Contains(r.Missing, "N=1000") || !strings.Contains(r.Missing, "N=2000") {
+		t.Fatalf("unequal N not refused: %q", r.Missing)
+	}
+	spec.WorkVaries = "declared"
+	if r := Compute(s, spec); r.Missing != "" || len(r.Values) != 2 {
+		t.Fatalf("declared unequal work refused: %q %v", r.Missing, r.Values)
+	}
+	if got := s.Iters(spec.Den.Bench); !slices.Equal(got, []int{1000, 2000}) {
+		t.Fatalf("Iters = %v", got)
+	}
+	// The cross-policy and fio ratios declare why their work differs.
+	for _, sp := range Specs(readTestdata(t)) {
+		cross := strings.Contains(sp.Label, "group÷async") || strings.Contains(sp.Label, "fio")
+		if cross != (sp.WorkVaries != "") {
+			t.Errorf("%s: WorkVaries %q", sp.Label, sp.WorkVaries)
+		}
+	}
+}
+
+// TestPassConfigIndexes checks that "pass: N" configuration lines place
+// each line at count index N-1, so a row that failed in pass 2 pairs its
+// pass-3 line with the other row's pass 3, not its pass 2.
+func TestPassConfigIndexes(t *testing.T) {
+	in := `pass: 1
+BenchmarkAppend/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 4000 ns/op
+BenchmarkRawPath/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 2000 ns/op
+pass: 2
+BenchmarkRawPath/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 3000 ns/op
+pass: 3
+BenchmarkAppend/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 6000 ns/op
+BenchmarkRawPath/path=pwrite/flush=async/size=1024/conc=1-2 	 1000	 6000 ns/op
+`
+	s := NewSamples()
+	if err := s.Read(strings.NewReader(in), "bench.txt"); err != nil {
+		t.Fatal(err)
+	}
+	app := "Append/path=pwrite/flush=async/size=1024/conc=1"
+	if got := s.Iters(app); !slices.Equal(got, []int{1000, 0, 1000}) {
+		t.Fatalf("Append iters by pass %v", got)
+	}
+	if got := s.Get(app, "ns/op"); !slices.Equal(got, []float64{4000, 6000}) {
+		t.Fatalf("Append ns/op %v", got)
+	}
+	r := Compute(s, Spec{Label: "x", Num: Quantity{Bench: app, Unit: "ns/op", Rate: true},
+		Den: Quantity{Bench: "RawPath/path=pwrite/flush=async/size=1024/conc=1", Unit: "ns/op", Rate: true}})
+	if r.Missing != "" || !slices.Equal(r.Values, []float64{0.5, 1}) {
+		t.Fatalf("pairs %v (%s), want [0.5 1]: pass 1 with pass 1, pass 3 with pass 3", r.Values, r.Missing)
 	}
 }

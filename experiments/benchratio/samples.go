@@ -16,7 +16,10 @@
 // (each row's own order in the files), and only where both lines report
 // the unit, so a row that is skipped, or a line that omits a unit (a
 // percentile from too few samples), never shifts another row's pairs. It
-// reports the median and the min–max of those per-count ratios.
+// reports the median and the min–max of those per-count ratios. A ratio
+// whose paired lines ran different iteration counts (N) is refused unless
+// its Spec says why its rows' work differs (WorkVaries): the engine
+// benchmarks run a fixed N per row, equal for the rows a ratio divides.
 package benchratio
 
 import (
@@ -24,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -39,11 +43,14 @@ var ErrNoSamples = errors.New("benchratio: no benchmark results")
 // file order.
 type Samples struct {
 	m     map[string][]map[string]float64 // name → count index → unit → value
+	iters map[string][]int                // name → count index → iterations (N)
 	names []string                        // in first-seen order
 }
 
 // NewSamples returns an empty set.
-func NewSamples() *Samples { return &Samples{m: map[string][]map[string]float64{}} }
+func NewSamples() *Samples {
+	return &Samples{m: map[string][]map[string]float64{}, iters: map[string][]int{}}
+}
 
 // ReadFiles reads benchmark files into one set.
 func ReadFiles(paths ...string) (*Samples, error) {
@@ -99,8 +106,27 @@ func (s *Samples) add(r *benchfmt.Result) {
 		}
 		units[unit] = x
 	}
-	s.m[name] = append(s.m[name], units)
+	idx := len(s.m[name])
+	if p, err := strconv.Atoi(r.GetConfig(PassKey)); err == nil && p >= 1 && (p > idx || s.m[name][p-1] == nil) {
+		idx = p - 1
+	}
+	for len(s.m[name]) <= idx { // passes this row has no line for stay empty
+		s.m[name] = append(s.m[name], nil)
+		s.iters[name] = append(s.iters[name], 0)
+	}
+	s.m[name][idx] = units
+	s.iters[name][idx] = r.Iters
 }
+
+// PassKey is the file configuration key ("pass: 3") scripts/bench.sh writes
+// before each row's run. A line under it is that row's sample at count
+// index pass-1, so a row that failed in one pass leaves that index empty
+// instead of shifting its later passes onto another row's.
+const PassKey = "pass"
+
+// Iters returns the iteration count (N) of each line of name, in count
+// order (0 for a pass without a line).
+func (s *Samples) Iters(name string) []int { return s.iters[name] }
 
 // CanonicalName is n without its -GOMAXPROCS suffix.
 func CanonicalName(n benchfmt.Name) string {
@@ -117,7 +143,7 @@ func CanonicalName(n benchfmt.Name) string {
 }
 
 // Get returns the samples of name in unit (nil if absent), in count order,
-// leaving out the lines without the unit.
+// leaving out the lines without the unit (and the passes without a line).
 func (s *Samples) Get(name, unit string) []float64 {
 	var out []float64
 	for _, c := range s.m[name] {

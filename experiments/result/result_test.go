@@ -136,13 +136,15 @@ func TestPrimaryMetric(t *testing.T) {
 // A result larger than CompressAbove is written gzip'd, read back equal, and
 // written to the same bytes twice; a later small result replaces it.
 func TestWriteResultCompressesLarge(t *testing.T) {
+	defer func(old int) { compressAbove = old }(compressAbove)
+	compressAbove = 64 << 10
 	root := t.TempDir()
 	dir, err := CreateRunDir(root, "segments", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cells := sampleCells()
-	for i := range 100_000 {
+	for i := range 4_000 {
 		cells[0].Markers = append(cells[0].Markers, Marker{T: float64(i) / 1000, Kind: "roll", Label: "roll"})
 	}
 	want := Result{Experiment: "segments", Cells: cells}
@@ -159,7 +161,7 @@ func TestWriteResultCompressesLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) > CompressAbove {
+	if len(first) > compressAbove {
 		t.Fatalf("compressed result is %d bytes", len(first))
 	}
 	run, err := LoadRun(dir)

@@ -56,6 +56,10 @@ func CreateRunDir(root, experiment, stamp string) (string, error) {
 // result.json.gz instead of result.json.
 const CompressAbove = 4 << 20
 
+// compressAbove is the threshold WriteResult uses: CompressAbove, lowered by
+// tests so that they need not build 4 MiB results.
+var compressAbove = CompressAbove
+
 func marshalIndent(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -96,7 +100,7 @@ func WriteResult(dir string, r Result) error {
 		return fmt.Errorf("result: encode result: %w", err)
 	}
 	name, stale := ResultFile, ResultGzFile
-	if len(b) > CompressAbove {
+	if len(b) > compressAbove {
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // the level is valid
 		if _, err := zw.Write(b); err != nil {
