@@ -151,10 +151,61 @@ func TestReceiveAckChangeInvisibleDLQ(t *testing.T) {
 	}
 }
 
-func TestReceiveWithoutConsumer(t *testing.T) {
-	e := startEnv(t, nil, nil)
-	e.topic("PopN", 1, "")
-	if st, _ := e.receive(callCtx(t, "c-n", "", ""), "G", "PopN", 1); st.GetCode() != v2.Code_NOT_IMPLEMENTED {
-		t.Fatalf("receive without POP: %v", st)
+// TestReceiveOverPOP: the broker's POP service behind ReceiveMessage: a
+// received message not acked comes back after its invisible time.
+func TestReceiveOverPOP(t *testing.T) {
+	e := startEnv(t, nil, func(c *proxy.Config) { c.MinInvisible = time.Millisecond })
+	e.topic("PopReal", 1, "")
+	ctx := callCtx(t, "c-real", "", "")
+	if r := e.send(ctx, message("PopReal", "P-1", "one"), message("PopReal", "P-2", "two")); r.Status.Code != v2.Code_OK {
+		t.Fatalf("send: %v", r.Status)
+	}
+	recv := func(invisible time.Duration) []*v2.Message {
+		st, err := e.cli.ReceiveMessage(ctx, &v2.ReceiveMessageRequest{Group: res("RealG"), MessageQueue: &v2.MessageQueue{Topic: res("PopReal"), Id: -1},
+			FilterExpression: &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"}, BatchSize: 32,
+			InvisibleDuration: durpb(invisible), LongPollingTimeout: durpb(200 * time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []*v2.Message
+		for {
+			r, err := st.Recv()
+			if err == io.EOF {
+				return msgs
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := r.GetMessage(); m != nil {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	var got []*v2.Message
+	deadline := time.Now().Add(waitLimit)
+	for len(got) < 2 && time.Now().Before(deadline) {
+		got = append(got, recv(300*time.Millisecond)...)
+	}
+	if len(got) != 2 {
+		t.Fatalf("received %d of 2", len(got))
+	}
+	var keep *v2.Message
+	for _, m := range got {
+		if string(m.Body) == "one" {
+			ack, err := e.cli.AckMessage(ctx, &v2.AckMessageRequest{Group: res("RealG"), Topic: res("PopReal"),
+				Entries: []*v2.AckMessageEntry{{MessageId: m.SystemProperties.MessageId, ReceiptHandle: m.SystemProperties.GetReceiptHandle()}}})
+			if err != nil || ack.Status.Code != v2.Code_OK {
+				t.Fatalf("ack: %v %v", ack, err)
+			}
+		} else {
+			keep = m
+		}
+	}
+	var again []*v2.Message
+	for len(again) == 0 && time.Now().Before(deadline) {
+		again = recv(time.Minute)
+	}
+	if len(again) != 1 || string(again[0].Body) != "two" || again[0].SystemProperties.GetDeliveryAttempt() != 2 {
+		t.Fatalf("redelivery: %v (first %v)", again, keep)
 	}
 }

@@ -51,7 +51,7 @@ type Config struct {
 	// ACL, if set, checks every call (see the package doc).
 	ACL *acl.Checker
 	// Consumer serves ReceiveMessage, AckMessage, ChangeInvisibleDuration and
-	// ForwardMessageToDeadLetterQueue; nil answers them NOT_IMPLEMENTED.
+	// ForwardMessageToDeadLetterQueue; nil uses the broker's POP service.
 	Consumer Consumer
 	// MaxBodySize bounds a message body (DefaultMaxBodySize when 0).
 	MaxBodySize int
@@ -90,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Listen == "" {
 		return nil, fmt.Errorf("%w: no listen address", ErrBadConfig)
+	}
+	if cfg.Consumer == nil && cfg.Broker.Pop() != nil {
+		cfg.Consumer = PopConsumer(cfg.Broker.Pop())
 	}
 	if cfg.MaxBodySize <= 0 {
 		cfg.MaxBodySize = DefaultMaxBodySize
