@@ -44,7 +44,7 @@ func grpcCluster(t *testing.T) (*cluster, *proxy.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	p, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Broker: b, Logger: quiet})
+	p, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Broker: b, Logger: quiet, MinInvisible: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,4 +202,92 @@ func TestV5ProducerOverGRPC(t *testing.T) {
 			t.Fatal("the transaction checker was never asked")
 		}
 	})
+}
+
+// TestV5ConsumersOverGRPC: the official simple consumer (receive, ack,
+// redelivery after the invisible time, change invisible duration) and push
+// consumer against the broker's POP service.
+func TestV5ConsumersOverGRPC(t *testing.T) {
+	c, px := grpcCluster(t)
+	typedTopic(t, c, "v5Simple", 2, "NORMAL")
+	typedTopic(t, c, "v5Push", 2, "NORMAL")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := v5Producer(t, px.Addr(), nil, "v5Simple", "v5Push")
+	for i := range 3 {
+		if _, err := p.Send(ctx, &rmq.Message{Topic: "v5Simple", Body: []byte("s" + strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := rmq.NewSimpleConsumer(&rmq.Config{Endpoint: px.Addr(), ConsumerGroup: "v5SimpleG", Credentials: &credentials.SessionCredentials{}},
+		rmq.WithSimpleAwaitDuration(time.Second),
+		rmq.WithSimpleSubscriptionExpressions(map[string]*rmq.FilterExpression{"v5Simple": rmq.SUB_ALL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.GracefulStop() })
+	receive := func(invisible time.Duration) []*rmq.MessageView {
+		mvs, err := sc.Receive(ctx, 16, invisible)
+		if err != nil {
+			return nil // MESSAGE_NOT_FOUND on an empty long poll
+		}
+		return mvs
+	}
+	seen := map[string]*rmq.MessageView{}
+	waitUntil(t, "3 messages received", 15*time.Second, func() bool {
+		for _, mv := range receive(500 * time.Millisecond) {
+			seen[string(mv.GetBody())] = mv
+		}
+		return len(seen) == 3
+	})
+	// s0 acked, s1 kept invisible for a minute, s2 left to come back.
+	if err := sc.Ack(ctx, seen["s0"]); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+	if err := sc.ChangeInvisibleDuration(seen["s1"], time.Minute); err != nil {
+		t.Fatalf("change invisible duration: %v", err)
+	}
+	var back *rmq.MessageView
+	waitUntil(t, "s2 redelivered", 15*time.Second, func() bool {
+		for _, mv := range receive(time.Minute) {
+			if string(mv.GetBody()) != "s2" {
+				t.Fatalf("redelivered %s", mv.GetBody())
+			}
+			back = mv
+		}
+		return back != nil
+	})
+	if back.GetDeliveryAttempt() != 2 {
+		t.Fatalf("delivery attempt %d, want 2", back.GetDeliveryAttempt())
+	}
+	if err := sc.Ack(ctx, back); err != nil {
+		t.Fatalf("ack of the redelivery: %v", err)
+	}
+
+	var got sync.Map
+	var n atomic.Int32
+	pc, err := rmq.NewPushConsumer(&rmq.Config{Endpoint: px.Addr(), ConsumerGroup: "v5PushG", Credentials: &credentials.SessionCredentials{}},
+		rmq.WithPushSubscriptionExpressions(map[string]*rmq.FilterExpression{"v5Push": rmq.SUB_ALL}),
+		rmq.WithPushMessageListener(&rmq.FuncMessageListener{Consume: func(mv *rmq.MessageView) rmq.ConsumerResult {
+			if _, dup := got.LoadOrStore(string(mv.GetBody()), true); !dup {
+				n.Add(1)
+			}
+			return rmq.SUCCESS
+		}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.GracefulStop() })
+	for i := range 5 {
+		if _, err := p.Send(ctx, &rmq.Message{Topic: "v5Push", Body: []byte("p" + strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "5 messages pushed", 20*time.Second, func() bool { return n.Load() == 5 })
 }
