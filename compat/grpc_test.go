@@ -44,7 +44,8 @@ func grpcCluster(t *testing.T) (*cluster, *proxy.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	p, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Broker: b, Logger: quiet, MinInvisible: time.Millisecond})
+	p, err := proxy.New(proxy.Config{Listen: "127.0.0.1:0", Broker: b, Logger: quiet, MinInvisible: time.Millisecond,
+		LongPolling: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

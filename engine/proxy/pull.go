@@ -16,7 +16,8 @@ import (
 // PULL_MESSAGE (long polling while it is empty) and streams the status, the
 // messages and the next offset.
 func (s *Server) PullMessage(req *v2.PullMessageRequest, stream grpc.ServerStreamingServer[v2.PullMessageResponse]) error {
-	ctx := stream.Context()
+	ctx, cancelCall := s.callContext(stream.Context())
+	defer cancelCall()
 	status := func(st *v2.Status) error {
 		return stream.Send(&v2.PullMessageResponse{Content: &v2.PullMessageResponse_Status{Status: st}})
 	}

@@ -81,7 +81,8 @@ func (s *Server) consumerAuth(ctx context.Context, group, topic string) error {
 // ReceiveMessage pops up to batch_size messages, long polling, and streams
 // the status (OK or MESSAGE_NOT_FOUND), then the messages.
 func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.ServerStreamingServer[v2.ReceiveMessageResponse]) error {
-	ctx := stream.Context()
+	ctx, cancel := s.callContext(stream.Context())
+	defer cancel()
 	reply := func(st *v2.Status) error {
 		return stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Status{Status: st}})
 	}

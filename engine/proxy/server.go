@@ -58,6 +58,9 @@ type Config struct {
 	// SkipMessageTypeCheck turns off the proxy's enableTopicMessageTypeCheck
 	// (a send whose type differs from the topic's message.type is refused).
 	SkipMessageTypeCheck bool
+	// LongPolling is the long-polling timeout the server's settings give
+	// consumers (30 s when 0).
+	LongPolling time.Duration
 	// MinInvisible is the shortest invisible duration ReceiveMessage accepts
 	// (minInvisibleTimeMillsForRecv, 10 s when 0).
 	MinInvisible time.Duration
@@ -81,6 +84,9 @@ type Server struct {
 	txns     txnTable
 	queueSeq atomic.Uint32
 	wg       sync.WaitGroup
+	// stop is cancelled by Shutdown: long polls (receive, pull) end at once.
+	stop       context.Context
+	cancelStop context.CancelFunc
 }
 
 // New validates cfg and builds a server; Start listens.
@@ -103,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log.With("component", "grpc-proxy"), b: cfg.Broker}
 	s.sessions.init()
+	s.stop, s.cancelStop = context.WithCancel(context.Background())
 	s.txns.init()
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = s.log
@@ -152,6 +159,7 @@ func (s *Server) Addr() string { return s.addr }
 // Shutdown ends every stream and call, waiting for them until ctx is done,
 // then closes the connection to the broker.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancelStop()
 	if s.grpc != nil {
 		s.sessions.closeAll()
 		done := make(chan struct{})
@@ -189,4 +197,11 @@ func (s *Server) topicConfig(topic string) (protocol.TopicConfig, bool) {
 		return protocol.TopicConfig{}, false
 	}
 	return t.Get(topic)
+}
+
+// callContext is ctx, also ended by Shutdown (for long polls).
+func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.stop, cancel)
+	return ctx, func() { stop(); cancel() }
 }

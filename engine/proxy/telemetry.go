@@ -205,8 +205,12 @@ func (s *Server) serverSettings(in *v2.Settings) *v2.Settings {
 	case *v2.Settings_Subscription:
 		fifo := ps.Subscription.GetFifo()
 		batch := int32(receiveBatchSize)
+		lp := longPollingTimeout
+		if s.cfg.LongPolling > 0 {
+			lp = s.cfg.LongPolling
+		}
 		sub := &v2.Subscription{Group: ps.Subscription.Group, Subscriptions: ps.Subscription.GetSubscriptions(),
-			Fifo: &fifo, ReceiveBatchSize: &batch, LongPollingTimeout: durationpb.New(longPollingTimeout)}
+			Fifo: &fifo, ReceiveBatchSize: &batch, LongPollingTimeout: durationpb.New(lp)}
 		out.PubSub = &v2.Settings_Subscription{Subscription: sub}
 		next := make([]*durationpb.Duration, len(retryDelays))
 		for i, d := range retryDelays {
