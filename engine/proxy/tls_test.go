@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"crypto/tls"
+	"net"
 	"testing"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
@@ -23,6 +24,12 @@ func TestTLSAndPlaintextOnOnePort(t *testing.T) {
 	if err != nil || resp.Status.Code != v2.Code_OK {
 		t.Fatalf("over TLS: %v %v", resp, err)
 	}
+	// A connection that never sends a byte holds up nobody.
+	silent, err := net.Dial("tcp", e.p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 	resp, err = e.cli.QueryRoute(callCtx(t, "c-plain", "", ""), &v2.QueryRouteRequest{Topic: res("TlsT")})
 	if err != nil || resp.Status.Code != v2.Code_OK {
 		t.Fatalf("plaintext: %v %v", resp, err)
