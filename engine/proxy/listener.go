@@ -26,9 +26,9 @@ type mixedListener struct {
 
 	once      sync.Once
 	closeOnce sync.Once
-	ready chan net.Conn
-	errc  chan error
-	done  chan struct{}
+	ready     chan net.Conn
+	errc      chan error
+	done      chan struct{}
 }
 
 func (l *mixedListener) start() {
