@@ -39,6 +39,7 @@ type brokerFlags struct {
 	propsFile                       string // -c: RocketMQ broker.conf (properties)
 	printConfig                     bool   // --print-config
 	metricsListen                   string // --metrics-listen ("" = off)
+	grpcListen                      string // --grpc-listen ("" = off)
 	tls                             tlsFlags
 	ha                              haFlags
 	acl                             aclFlags
@@ -95,6 +96,8 @@ type brokerFile struct {
 
 	// Prometheus metrics: metricsListen, as --metrics-listen (metrics_cmd.go).
 	Metrics metricsFile `yaml:",inline"`
+	// gRPC front end: grpcListen or grpcServerPort (broker_grpc.go).
+	GRPC grpcFile `yaml:",inline"`
 
 	// ACLFile is --acl (broker.conf: aclEnable=true reads plain_acl.yml
 	// beside it, or aclFile).
@@ -208,6 +211,7 @@ store's abort file).`,
 	fl.StringVar(&f.brokerIP, "broker-ip", "", "IP registered with the name servers (default: the listen host, or the first non-loopback IPv4)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	addMetricsFlag(cmd, &f.metricsListen)
+	addGRPCFlag(cmd, &f.grpcListen)
 	addServerTLSFlags(cmd, &f.tls)
 	addClientTLSFlags(cmd, &f.tls)
 	addHAFlags(cmd, &f.ha)
@@ -223,6 +227,7 @@ type brokerSetup struct {
 	scfg          store.Config
 	aclFile       string // plain_acl.yml to enforce; "" = no ACL
 	metricsListen string
+	grpcListen    string // the gRPC front end's address; "" = off
 	traceTopic    string // the message-trace topic created at start; "" = none
 	// tlsClient and tlsEnable are the name-server side of TLS as resolved
 	// (bcfg.NamesrvTLS is what they load to), for --print-config.
@@ -357,6 +362,9 @@ func resolveBroker(cmd *cobra.Command, f brokerFlags) (brokerSetup, error) {
 	}
 	out.aclFile = pick("acl", file.ACLFile, f.acl.file)
 	out.metricsListen = pick("metrics-listen", file.Metrics.MetricsListen, f.metricsListen)
+	if out.grpcListen, err = file.GRPC.resolve(changed, f.grpcListen, bcfg.ListenAddr); err != nil {
+		return out, err
+	}
 	if file.TraceTopicEnable != nil && *file.TraceTopicEnable {
 		out.traceTopic = rmqTraceTopic
 		if file.MsgTraceTopicName != "" {
@@ -481,8 +489,19 @@ func runBroker(ctx context.Context, setup brokerSetup, logLevel string) error {
 		"role", bcfg.Role, "tls", bcfg.Remoting.TLS.Mode, "store", scfg.Root, "writePath", scfg.CommitLog.Path,
 		"flush", scfg.CommitLog.Flush.Kind, "segmentSize", scfg.CommitLog.SegmentSize,
 		"deleteWhen", scfg.DeleteWhen, "fileReservedTime", scfg.FileReservedTime)
+	grpcSrv, err := startGRPC(ctx, setup.grpcListen, b, log)
+	if err != nil {
+		metrics.stop()
+		_ = b.Shutdown(context.WithoutCancel(ctx))
+		return err
+	}
 	<-ctx.Done()
 	metrics.stop()
+	if grpcSrv != nil {
+		gctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		_ = grpcSrv.Shutdown(gctx)
+		cancel()
+	}
 	st := b.Stats()
 	log.Info("broker stopping", "badRequests", st.BadRequests, "badInputCloses", st.BadInputCloses)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)

@@ -117,5 +117,6 @@ func brokerProps(s brokerSetup) []brokerconf.Entry {
 	add("tls.client.trustCertPath", s.tlsClient.CAFile)
 	bl("tls.client.authServer", s.tlsClient.VerifyServer)
 	add("metricsListen", s.metricsListen)
+	add("grpcListen", s.grpcListen)
 	return out
 }

@@ -228,6 +228,8 @@ func brokerFileFromProps(p *brokerconf.Props, confDir string) (brokerFile, error
 	p.Bool("tls.enable", &t.Enable)
 	p.Bool("tls.client.authServer", &t.ClientAuthServer)
 	p.String("metricsListen", &f.Metrics.MetricsListen)
+	p.String("grpcListen", &f.GRPC.GRPCListen)
+	p.Int("grpcServerPort", 0, 65535, &f.GRPC.GRPCServerPort)
 
 	if err := p.Err(); err != nil {
 		errs = append([]error{err}, errs...)
