@@ -144,8 +144,8 @@ func (s *Server) sendOne(ctx context.Context, tc protocol.TopicConfig, m *v2.Mes
 }
 
 // buildSend validates m as SendMessageActivity does and builds its header.
-func (s *Server) buildSend(tc protocol.TopicConfig, m *v2.Message) (remoting.SendMessageHeader, map[string]string, *sendError) {
-	var h remoting.SendMessageHeader
+func (s *Server) buildSend(tc protocol.TopicConfig, m *v2.Message) (protocol.SendMessageHeader, map[string]string, *sendError) {
+	var h protocol.SendMessageHeader
 	sp := m.GetSystemProperties()
 	if len(m.Body) == 0 {
 		return h, nil, &sendError{v2.Code_MESSAGE_BODY_EMPTY, "message body cannot be empty"}
