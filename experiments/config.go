@@ -148,6 +148,17 @@ type Experiment struct {
 	// reference runs then measure at least ReferenceDuration. Any async
 	// cell implies it.
 	Writeback bool `yaml:"writeback,omitempty" json:"writeback,omitempty"`
+	// Transient marks an experiment that measures a transient from a cold
+	// start (the reclaim cliff: the page cache filling to its budget, then
+	// reclaim). A reference run keeps the file's warm-up, since a 60 s
+	// warm-up would pass the transient before measurement starts, and
+	// measures ReferenceMinDuration instead of ReferenceDuration: the
+	// transient and the steady state after it, across twelve writeback
+	// periods and two dirty-expiry periods of the kernel's defaults. It
+	// also keeps the file's sampling interval (a transient at a 5 s
+	// interval would be a handful of points). Repetitions keep their
+	// reference minimum.
+	Transient bool `yaml:"transient,omitempty" json:"transient,omitempty"`
 	// Settle is the pause after sync(2) between cells (default 2s), so one
 	// cell's writeback does not land in the next one's measurement.
 	Settle Duration `yaml:"settle,omitempty" json:"settle,omitempty"`
@@ -329,19 +340,24 @@ func (e *Experiment) ApplyQuick() {
 
 // ApplyReference applies the --reference overrides, then raises warm-up,
 // repetitions and the measured duration to the reference minimums (60 s,
-// 5, 60 s; 5 min for an experiment marked Writeback). Cells that flush
+// 5, 60 s; 5 min for an experiment marked Writeback; a Transient one keeps
+// its warm-up and measures 60 s). Cells that flush
 // asynchronously get at least 5 min each (see cellDurations), so durable
 // cells are not stretched needlessly.
 func (e *Experiment) ApplyReference() {
 	e.Mode = "reference"
 	e.applyOverrides(e.Reference)
-	e.Warmup = max(e.Warmup, ReferenceWarmup)
+	if !e.Transient {
+		e.Warmup = max(e.Warmup, ReferenceWarmup)
+	}
 	e.Repetitions = max(e.Repetitions, ReferenceReps)
 	e.Duration = max(e.Duration, ReferenceMinDuration)
 	// jHiccup's 5 s reporting interval: long runs keep their gzip'd interval
 	// logs within the results budget (about 1.5 KB per interval per cell).
-	e.Interval = max(e.Interval, ReferenceInterval)
-	if e.Writeback {
+	if !e.Transient { // a transient is sampled at the file's interval
+		e.Interval = max(e.Interval, ReferenceInterval)
+	}
+	if e.Writeback && !e.Transient {
 		e.Duration = max(e.Duration, ReferenceDuration)
 	}
 }
@@ -350,7 +366,7 @@ func (e *Experiment) ApplyReference() {
 // cell whose result depends on the flush/writeback cycle (async flushing,
 // or an experiment marked Writeback) to ReferenceDuration.
 func cellDurations(e *Experiment, cells []Cell) {
-	if e.Mode != "reference" {
+	if e.Mode != "reference" || e.Transient {
 		return
 	}
 	for i := range cells {

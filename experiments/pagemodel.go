@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/brokerlab/brokerlab/experiments/result"
@@ -50,6 +51,76 @@ func attachPrediction(rc *result.Cell, e Experiment, appended int64, loadStart, 
 		return
 	}
 	rc.Residency.Model = ResidencyModel(p, measureFrom.Sub(loadStart))
+	if c, ok := rc.Residency.CheckModel(); ok {
+		rc.Extra = mergeExtra(rc.Extra, modelCheckExtra(c))
+	}
+}
+
+// modelCheckExtra is c's defined values as Extra entries.
+func modelCheckExtra(c result.ModelCheck) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range map[string]float64{result.ExtraModelResident: c.ResidentRatio, result.ExtraModelDirty: c.DirtyRatio, result.ExtraModelThrottle: c.ThrottleErrPe} {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[k] = v
+		}
+	}
+	if c.HasDirty && c.ModelThrottle != c.MeasuredThrottle {
+		out[result.ExtraModelThrottleMismatch] = 1
+	}
+	return out
+}
+
+// ModelChecks are the model-versus-measurement lines of a run, one per
+// probed cell and quantity, over its repetitions, in the RATIO format (the
+// value is model/measured, or the throttle onset's error in writeback
+// periods): issue 33's targets are 0.8–1.2 and ≤ 1. A quantity no
+// repetition defines (no dirty pages to speak of, no throttling in model
+// and measurement) has no line; a throttle onset that only one side
+// reaches is a line of its own.
+func ModelChecks(cells []result.Cell) []string {
+	type key struct{ name, extra string }
+	vals := map[key][]float64{}
+	mismatch := map[string]int{}
+	var order []string
+	seen := map[string]bool{}
+	for i := range cells {
+		c := &cells[i]
+		if c.Error != "" || c.SystemOrDefault() != result.SystemBrokerlab {
+			continue
+		}
+		for _, k := range []string{result.ExtraModelResident, result.ExtraModelDirty, result.ExtraModelThrottle} {
+			if v, ok := c.Extra[k]; ok {
+				vals[key{c.Name, k}] = append(vals[key{c.Name, k}], v)
+				if !seen[c.Name] {
+					seen[c.Name] = true
+					order = append(order, c.Name)
+				}
+			}
+		}
+		if c.Extra[result.ExtraModelThrottleMismatch] == 1 {
+			mismatch[c.Name]++
+		}
+	}
+	var lines []string
+	for _, name := range order {
+		for _, q := range []struct{ extra, label, what string }{
+			{result.ExtraModelResident, "model_resident", "model / measured resident MiB, steady-state mean (second half of the measured phase); target 0.8–1.2"},
+			{result.ExtraModelDirty, "model_dirty", "model / measured dirty MiB, steady-state mean (second half of the measured phase); target 0.8–1.2"},
+			{result.ExtraModelThrottle, "model_throttle_onset", "|model − measured| time dirty pages reach the throttle level, in writeback periods; target ≤ 1"},
+		} {
+			vs := vals[key{name, q.extra}]
+			if len(vs) == 0 {
+				continue
+			}
+			st := result.StatOf(vs)
+			lines = append(lines, fmt.Sprintf("RATIO %s/%s %s [%s–%s] n=%d\t# %s (median and min–max over repetitions)",
+				q.label, name, Sig2(st.Median), Sig2(st.Min), Sig2(st.Max), st.N, q.what))
+		}
+		if n := mismatch[name]; n > 0 {
+			lines = append(lines, fmt.Sprintf("RATIO model_throttle_onset/%s n/a\t# in %d repetition(s) only one of the model and the measurement reached the throttle level", name, n))
+		}
+	}
+	return lines
 }
 
 // ResidencyModel turns a prediction into its result form, its times

@@ -169,6 +169,23 @@ reference: {duration: 90s}
 	if r.Duration != ReferenceDuration {
 		t.Fatalf("experiment marked writeback measures %v", r.Duration.D())
 	}
+	// A transient keeps its warm-up and interval and measures the 60 s
+	// minimum in every cell, async ones included; repetitions stay raised.
+	r = *e
+	r.Writeback, r.Transient = true, true
+	r.Warmup, r.Duration, r.Interval = Duration(2*time.Second), Duration(30*time.Second), Duration(time.Second)
+	r.Reference = nil
+	r.ApplyReference()
+	cells, _ = r.Cells()
+	cellDurations(&r, cells)
+	if r.Warmup.D() != 2*time.Second || r.Interval.D() != time.Second || r.Repetitions != ReferenceReps || r.Duration != ReferenceMinDuration {
+		t.Fatalf("transient reference %+v", r)
+	}
+	for _, c := range cells {
+		if c.Exp.Duration != ReferenceMinDuration {
+			t.Errorf("transient reference cell %s measures %v", c.Name, c.Exp.Duration.D())
+		}
+	}
 	q := *e
 	q.ApplyQuick()
 	if q.Mode != "quick" {

@@ -71,6 +71,9 @@ type Outcome struct {
 	Status string // result.StatusOK, StatusInterrupted or StatusAborted
 	// Ratios are the headline comparisons measured in this run.
 	Ratios []Ratio
+	// ModelChecks are the page-cache model's model-versus-measurement
+	// lines (ModelChecks), also written to ratios.txt.
+	ModelChecks []string
 }
 
 // Run runs every cell × repetition of e and writes the run directory. A
@@ -193,8 +196,13 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	}
 	out.Status = status
 	out.Ratios = ComputeRatios(exp.Pairings, pl.All, out.Cells)
-	if len(out.Ratios) > 0 {
-		if err := result.WriteFileAtomic(filepath.Join(runDir, RatiosFile), []byte(ratioLines(out.Ratios)), 0o644); err != nil {
+	out.ModelChecks = ModelChecks(out.Cells)
+	if len(out.Ratios)+len(out.ModelChecks) > 0 {
+		text := ratioLines(out.Ratios)
+		for _, l := range out.ModelChecks {
+			text += l + "\n"
+		}
+		if err := result.WriteFileAtomic(filepath.Join(runDir, RatiosFile), []byte(text), 0o644); err != nil {
 			return out, err
 		}
 	}

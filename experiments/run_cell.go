@@ -80,8 +80,9 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 
 	run := &cellRun{}
 	hooks := cellHooks(col, run)
-	if release := joinBudget(exp, cell.Name, pr, &rc); release != nil {
-		defer release()
+	budget := joinBudget(exp, cell.Name, pr, &rc)
+	if budget != nil {
+		defer budget.release()
 	}
 	cs := &cellSystem{open: systemOpener(cell, opt, storeDir, hooks)}
 	if err := cs.openIt(); err != nil {
@@ -154,6 +155,7 @@ func runCell(ctx context.Context, cell *Cell, rep int, runDir, storeRoot string,
 		res.MeasureFrom = start
 	}
 	fillCell(&rc, col, res, run, st)
+	rc.Extra = mergeExtra(rc.Extra, budget.extras(pr, cell.Name))
 	attachPrediction(&rc, exp, st.AppendedBytes, start, res.Summary.End, res.MeasureFrom)
 	if exp.Workload.Mode == "open" {
 		rc.MarkSaturation(exp.Workload.Rate)
@@ -284,11 +286,23 @@ func cellHooks(col *hist.Collector, run *cellRun) sysHooks {
 	}
 }
 
+// cellBudget is a cell's page-cache budget: a memory cgroup this process
+// (and the children it starts) joined, its limit following the anonymous
+// memory charged to it so that the page cache gets Engine.Budget
+// (probe.MemoryBudget.FollowAnon). Used by the cell's goroutine only.
+type cellBudget struct {
+	b       *probe.MemoryBudget
+	stop    func() (int64, error)
+	maxAnon int64
+}
+
+// budgetFollowPeriod is how often the limit follows the anonymous memory.
+const budgetFollowPeriod = 100 * time.Millisecond
+
 // joinBudget puts this process into a page-cache budget cgroup when the
-// engine asks for one; release (nil without a budget) leaves it. A budget
-// that cannot be made is recorded in rc (budget_applied 0) and the cell
-// runs without one.
-func joinBudget(exp Experiment, cellName string, pr *progress, rc *result.Cell) (release func()) {
+// engine asks for one (nil without a budget). A budget that cannot be made
+// is recorded in rc (budget_applied 0) and the cell runs without one.
+func joinBudget(exp Experiment, cellName string, pr *progress, rc *result.Cell) *cellBudget {
 	if exp.Engine.Budget <= 0 {
 		return nil
 	}
@@ -301,7 +315,30 @@ func joinBudget(exp Experiment, cellName string, pr *progress, rc *result.Cell) 
 	if err := b.Add(os.Getpid()); err != nil {
 		pr.printf("brokerlab: %s: cannot join budget cgroup: %v\n", cellName, err)
 	}
-	return func() { b.Remove() }
+	return &cellBudget{b: b, stop: b.FollowAnon(int64(exp.Engine.Budget), budgetFollowPeriod)}
+}
+
+// extras stops following and returns what the cell records of its budget:
+// the largest anonymous memory charged beside the page cache
+// (budget_anon_max_mib). A budget whose limit could not follow is
+// reported (budget_follow_failed 1): its page cache had less room.
+func (cb *cellBudget) extras(pr *progress, cellName string) map[string]float64 {
+	if cb == nil {
+		return nil
+	}
+	anon, err := cb.stop()
+	out := map[string]float64{"budget_anon_max_mib": float64(anon) / (1 << 20)}
+	if err != nil {
+		pr.printf("brokerlab: %s: the budget's limit did not follow its anonymous memory: %v\n", cellName, err)
+		out["budget_follow_failed"] = 1
+	}
+	return out
+}
+
+// release leaves the budget and removes it.
+func (cb *cellBudget) release() {
+	cb.stop()
+	cb.b.Remove()
 }
 
 // systemOpener opens the system a cell measures over storeDir: a NATS peer

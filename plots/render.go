@@ -65,6 +65,7 @@ func absClean(p string) string {
 //	bars-msg_s, bars-p99              ≥2 configurations and none of the three sweeps
 //	fs-msg_s, fs-p99, fs-flush_mean_ns cells on ≥2 file systems (engine fs), fio per file system
 //	stages                            cells with a per-stage latency breakdown (engine stages)
+//	model-check-resident, -dirty      cells with the page-cache model's check (model / measured)
 //
 // Repetitions are reduced to one representative cell (median p99) for the
 // per-cell figures and to medians for the sweeps; failed cells are left
@@ -152,6 +153,16 @@ func RunFigures(runDir string) ([]*Figure, error) {
 	// per configuration.
 	if anyExtra(cells, "write_amplification") && countConfigs(cells) >= 2 {
 		extraBars("bars-write-amp", "write_amplification")
+	}
+	// The page-cache model against the measurement (model / measured
+	// steady-state resident and dirty MiB; 1 is exact, issue 33's target
+	// 0.8–1.2), per configuration; the time courses are in the residency
+	// figures' lower panels.
+	if anyExtra(cells, result.ExtraModelResident) {
+		extraBars("model-check-resident", result.ExtraModelResident)
+	}
+	if anyExtra(cells, result.ExtraModelDirty) {
+		extraBars("model-check-dirty", result.ExtraModelDirty)
 	}
 	if sweeps == 0 && countConfigs(cells) >= 2 {
 		for _, metric := range []string{"msg/s", "p99"} {

@@ -107,6 +107,9 @@ beside result.json for OMB's bin/create_charts.py.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s (%s)\n", o.RunDir, o.Status)
 			experiments.WriteRatios(cmd.OutOrStdout(), o.Ratios)
+			for _, l := range o.ModelChecks {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
 			if o.Status != result.StatusOK {
 				return fmt.Errorf("run %s: %s", o.RunDir, o.Status)
 			}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // CgroupVersion is the memory controller's cgroup hierarchy version.
@@ -230,6 +233,91 @@ func (b *MemoryBudget) Procs() ([]int, error) {
 
 // Usage is the memory charged to the budget now (page cache included).
 func (b *MemoryBudget) Usage() (int64, error) { return b.readInt(b.usageFile()) }
+
+// Anon is the anonymous memory charged to the budget now: memory.stat's
+// "anon" (v2) or "rss" (v1, anonymous and swap cache, huge pages
+// included).
+func (b *MemoryBudget) Anon() (int64, error) {
+	data, err := os.ReadFile(filepath.Join(b.Dir, "memory.stat"))
+	if err != nil {
+		return 0, classify(err, "reading memory.stat")
+	}
+	key := "rss"
+	if b.Version == CgroupV2 {
+		key = "anon"
+	}
+	for line := range strings.Lines(string(data)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && k == key {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%w: memory.stat %s = %q", ErrParse, k, v)
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: memory.stat has no %q", ErrParse, key)
+}
+
+// SetLimit sets the budget's limit (the kernel rounds it to pages; lowering
+// it below the usage makes the kernel reclaim first). It does not change
+// b.Limit, the limit as first read back.
+func (b *MemoryBudget) SetLimit(n int64) error {
+	return writeCgroupFile(b.Dir, b.limitFile(), strconv.FormatInt(n, 10))
+}
+
+// FollowAnon makes the budget a page-cache budget: every period it sets
+// the limit to cache + the anonymous memory charged to the cgroup, so the
+// processes' heaps (a test binary's, a transient store pool's buffers) do
+// not eat into the page cache the budget is meant to bound. Anonymous
+// memory that grows between two periods is met by reclaiming page cache,
+// never by the OOM killer while cache is reclaimable. stop ends the
+// following (the limit stays where it was) and returns the largest
+// anonymous size seen and the first error met (nil if none). FollowAnon
+// runs one goroutine; b must not be used concurrently otherwise except
+// through Usage, Anon and Procs.
+func (b *MemoryBudget) FollowAnon(cache int64, period time.Duration) (stop func() (maxAnon int64, err error)) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	var maxAnon int64
+	var firstErr error
+	follow := func(last int64) int64 {
+		anon, err := b.Anon()
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			return last
+		}
+		maxAnon = max(maxAnon, anon)
+		// Writes only when anon moved by a page or more.
+		if want := cache + anon; want/4096 != last/4096 {
+			if err := b.SetLimit(want); err != nil {
+				firstErr = cmp.Or(firstErr, err)
+				return last
+			}
+			return want
+		}
+		return last
+	}
+	last := follow(b.Limit)
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				last = follow(last)
+			}
+		}
+	}()
+	var once sync.Once
+	return func() (int64, error) {
+		once.Do(func() { close(done); <-finished })
+		return maxAnon, firstErr
+	}
+}
 
 // Remove moves any remaining processes back to the parent and deletes the
 // cgroup. Pages it charged are re-parented by the kernel.

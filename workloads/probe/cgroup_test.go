@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDetectCgroupLayouts(t *testing.T) {
@@ -59,8 +61,7 @@ func TestMemoryBudgetCreateJoinRemove(t *testing.T) {
 	b, err := NewMemoryBudget(DefaultBudgetConfig(limit))
 	if err != nil {
 		if errors.Is(err, ErrCgroupUnavailable) || errors.Is(err, ErrCgroupPermission) || errors.Is(err, ErrCgroupNotDelegated) {
-			t.Logf("memory cgroups not usable here, clear error as documented: %v", err)
-			return
+			t.Skipf("memory cgroups not usable here (a clear error, as documented): %v", err)
 		}
 		t.Fatalf("undocumented error: %v", err)
 	}
@@ -100,5 +101,72 @@ func TestMemoryBudgetCreateJoinRemove(t *testing.T) {
 	}
 	if cmd.ProcessState != nil {
 		t.Fatal("the process must survive the removal of its budget")
+	}
+}
+
+// FollowAnon keeps the limit at cache + the cgroup's anonymous memory, on a
+// fake cgroup directory (v1 and v2 files), and reports the largest anon.
+func TestFollowAnonTracksAnonymousMemory(t *testing.T) {
+	for _, v := range []struct {
+		ver        CgroupVersion
+		limit, key string
+	}{{CgroupV1, "memory.limit_in_bytes", "rss"}, {CgroupV2, "memory.max", "anon"}} {
+		dir := t.TempDir()
+		// Whole files at once (rename), as the kernel shows them; the
+		// limit file is rewritten in place by SetLimit, so a read may see
+		// it empty for a moment.
+		write := func(name, val string) {
+			tmp := filepath.Join(dir, name+".tmp")
+			if err := os.WriteFile(tmp, []byte(val), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const cache = 32 << 20
+		write(v.limit, strconv.Itoa(cache))
+		write("memory.stat", "file 4096\n"+v.key+" 8388608\nother 1\n")
+		b := &MemoryBudget{Version: v.ver, Dir: dir, Limit: cache}
+		limit := func() int64 {
+			n, err := b.readInt(v.limit)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+		stop := b.FollowAnon(cache, time.Millisecond)
+		if got := limit(); got != cache+8<<20 {
+			t.Fatalf("%v: limit %d after the first follow, want %d", v.ver, got, cache+8<<20)
+		}
+		write("memory.stat", v.key+" 16777216\n")
+		deadline := time.Now().Add(10 * time.Second)
+		for limit() != cache+16<<20 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%v: limit %d never followed anon to 16 MiB", v.ver, limit())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		write("memory.stat", v.key+" 4194304\n")
+		for limit() != cache+4<<20 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%v: limit %d never followed anon down to 4 MiB", v.ver, limit())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if maxAnon, err := stop(); maxAnon != 16<<20 || err != nil {
+			t.Fatalf("%v: max anon %d err %v", v.ver, maxAnon, err)
+		}
+		if _, err := stop(); err != nil { // idempotent
+			t.Fatal(err)
+		}
+	}
+	// A memory.stat without the key is an error, reported by stop.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "memory.max"), []byte("1"), 0o644)
+	os.WriteFile(filepath.Join(dir, "memory.stat"), []byte("file 1\n"), 0o644)
+	b := &MemoryBudget{Version: CgroupV2, Dir: dir, Limit: 1}
+	if _, err := b.FollowAnon(1, time.Millisecond)(); !errors.Is(err, ErrParse) {
+		t.Fatalf("missing key: %v", err)
 	}
 }
