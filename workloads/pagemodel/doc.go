@@ -11,7 +11,9 @@
 // taken as D ≥ W), S the segment size, F the async flush period, E the
 // dirty expiry and P the flusher period. M is the dirtyable memory
 // (MemAvailable; with cgroup v2 and a budget B, min(M, B − A), A the
-// budget's anonymous memory). The limits are
+// budget's anonymous memory; a brokerlab run's budget cgroup raises its
+// limit with the anonymous memory charged to it, so there B is the page
+// cache's alone and A is 0). The limits are
 //
 //	bg   = dirty_background_bytes  or  dirty_background_ratio · M
 //	hard = dirty_bytes             or  dirty_ratio · M   (bg ≥ hard ⇒ bg = hard/2)
