@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,13 +189,18 @@ func (s *Sampler) Sample(now time.Time) (Point, error) {
 	return p, nil
 }
 
-// Run samples every interval until ctx ends; onPoint (optional) sees each
-// Point. It returns the first sampling error, or nil when ctx ends.
+// Run samples about every interval until ctx ends; onPoint (optional) sees
+// each Point. Each wait is drawn uniformly from [interval/2, 3·interval/2)
+// (mean interval): samples at a fixed period lock to the phase of any
+// process with a commensurate period (the async flusher's 500 ms sawtooth
+// under a 1 s interval samples one point of each cycle, always the same),
+// and their mean is then that phase's value, not the time average. It
+// returns the first sampling error, or nil when ctx ends.
 func (s *Sampler) Run(ctx context.Context, interval time.Duration, onPoint func(Point)) error {
 	if interval <= 0 {
 		interval = time.Second
 	}
-	t := time.NewTicker(interval)
+	t := time.NewTimer(JitteredWait(interval))
 	defer t.Stop()
 	for {
 		select {
@@ -208,8 +214,14 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, onPoint func(
 			if onPoint != nil {
 				onPoint(p)
 			}
+			t.Reset(JitteredWait(interval))
 		}
 	}
+}
+
+// JitteredWait is a wait drawn uniformly from [d/2, 3d/2).
+func JitteredWait(d time.Duration) time.Duration {
+	return d/2 + rand.N(d)
 }
 
 // Points returns a copy of the series so far.

@@ -103,13 +103,40 @@ func TestSamplerLiveSystem(t *testing.T) {
 	if p.MinFlt <= 0 {
 		t.Fatalf("minflt delta %d after touching 8 MiB", p.MinFlt)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n := 0
-	if err := s.Run(ctx, 10*time.Millisecond, func(Point) { n++ }); err != nil {
+	if err := s.Run(ctx, 10*time.Millisecond, func(Point) {
+		if n++; n == 3 {
+			cancel()
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if n == 0 || len(s.Points()) != n+1 {
+	if n < 3 || len(s.Points()) != n+1 {
 		t.Fatalf("run took %d points, series %d", n, len(s.Points()))
+	}
+}
+
+// Sample waits are jittered within [d/2, 3d/2) with mean d, so a series
+// does not lock to a periodic process's phase.
+func TestJitteredWait(t *testing.T) {
+	const d = 100 * time.Millisecond
+	var sum time.Duration
+	lo, hi := d, time.Duration(0)
+	const n = 20000
+	for range n {
+		w := JitteredWait(d)
+		if w < d/2 || w >= 3*d/2 {
+			t.Fatalf("wait %v outside [%v, %v)", w, d/2, 3*d/2)
+		}
+		sum += w
+		lo, hi = min(lo, w), max(hi, w)
+	}
+	if mean := sum / n; mean < 98*time.Millisecond || mean > 102*time.Millisecond {
+		t.Fatalf("mean wait %v, want about %v", mean, d)
+	}
+	if lo > 55*time.Millisecond || hi < 145*time.Millisecond {
+		t.Fatalf("waits span only [%v, %v]", lo, hi)
 	}
 }
