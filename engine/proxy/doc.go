@@ -12,7 +12,7 @@
 // over one remoting connection from the proxy to the broker's own listen
 // address (SEND_MESSAGE_V2, END_TRANSACTION, HEART_BEAT, UNREGISTER_CLIENT,
 // PULL_MESSAGE, QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET,
-// SEARCH_OFFSET_BY_TIMESTAMP), as the proxy's CLUSTER mode does; the broker's
+// SEARCH_OFFSET_BY_TIMESTAMP, RECALL_MESSAGE), as the proxy's CLUSTER mode does; the broker's
 // send path, transaction service, timer and ACL therefore apply unchanged.
 // Routes and topic message types are read from the broker's topic table in
 // process. POP (ReceiveMessage, AckMessage, ChangeInvisibleDuration,
