@@ -37,5 +37,5 @@ func (s *Service) TimerStats() TimerStats {
 	}
 	return TimerStats{Enabled: true, Pending: t.pending.Load(), Loaded: t.loaded.Load(), Delivered: t.delivered.Load(),
 		RescanRecords: t.rescanRecords.Load(), Recalled: t.recalled.Load(),
-		OffsetBehind:  max(0, s.store.MaxOffset(protocol.TimerTopic, TimerMessageQueue)-t.scannedStat.Load())}
+		OffsetBehind: max(0, s.store.MaxOffset(protocol.TimerTopic, TimerMessageQueue)-t.scannedStat.Load())}
 }
