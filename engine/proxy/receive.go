@@ -29,6 +29,10 @@ type PopRequest struct {
 	ExpressionType string // "TAG" or "SQL92"; "" = all
 	Expression     string
 	ClientID       string
+	// InitMode is where a group new to a queue starts
+	// (protocol.ConsumeInitMin/Max); ReceiveMessage asks for MAX, as
+	// Java's ReceiveMessageActivity does.
+	InitMode int32
 }
 
 // PoppedMessage is one message a Consumer leased.
@@ -116,7 +120,7 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		return reply(errStatus(err))
 	}
 	pr := PopRequest{Group: group, Topic: topic, QueueID: req.GetMessageQueue().GetId(), MaxMessages: int(batch),
-		Invisible: invisible, Poll: poll, ClientID: callOf(ctx).clientID}
+		Invisible: invisible, Poll: poll, ClientID: callOf(ctx).clientID, InitMode: protocol.ConsumeInitMax}
 	if fe := req.GetFilterExpression(); fe != nil && fe.GetExpression() != "" && fe.GetExpression() != "*" {
 		pr.ExpressionType, pr.Expression = "TAG", fe.GetExpression()
 		if fe.GetType() == v2.FilterType_SQL {
