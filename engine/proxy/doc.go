@@ -31,6 +31,17 @@
 // the Telemetry stream of a live producer of the message's group; its answer
 // comes back as EndTransaction with source SERVER_CHECK.
 //
+// # Consumers
+//
+// ReceiveMessage pops with init mode MAX (a group new to a queue starts at
+// its end, or at its first message while that is in memory), as Java's
+// proxy. Messages received with auto_renew (the push consumer) are leased
+// while their client stays connected (renew.go): their invisible time is
+// extended ahead of its end, and an ack, invisible-time change or DLQ
+// forward with the handle the client got uses the renewed one; a client
+// gone has its leases made visible again soon after. The retry policy in a
+// consumer's settings is its subscription group's.
+//
 // # Access control
 //
 // With Config.ACL set, every call must carry the authorization metadata

@@ -137,6 +137,11 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 	if len(msgs) == 0 {
 		return reply(newStatus(v2.Code_MESSAGE_NOT_FOUND, "no new message"))
 	}
+	if req.GetAutoRenew() {
+		for _, m := range msgs {
+			s.leaseOf(pr.ClientID, group, topic, m, invisible)
+		}
+	}
 	if err := stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_DeliveryTimestamp{DeliveryTimestamp: timestamppb.Now()}}); err != nil {
 		return err
 	}
@@ -167,7 +172,8 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 	var st *v2.Status
 	for _, e := range req.GetEntries() {
 		es := okStatus()
-		if err := s.cfg.Consumer.Ack(group, topic, e.GetReceiptHandle()); err != nil {
+		h := s.leases.take(callOf(ctx).clientID, group, e.GetReceiptHandle())
+		if err := s.cfg.Consumer.Ack(group, topic, h); err != nil {
 			es = consumerStatus(err)
 		}
 		entries = append(entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: es})
@@ -196,7 +202,8 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	if err := s.consumerAuth(ctx, group, topic); err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: errStatus(err)}, nil
 	}
-	h, err := s.cfg.Consumer.ChangeInvisible(group, topic, req.GetReceiptHandle(), d)
+	h := s.leases.take(callOf(ctx).clientID, group, req.GetReceiptHandle())
+	h, err := s.cfg.Consumer.ChangeInvisible(group, topic, h, d)
 	if err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: consumerStatus(err)}, nil
 	}
@@ -212,7 +219,8 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.Fo
 	if err := s.consumerAuth(ctx, group, topic); err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: errStatus(err)}, nil
 	}
-	if err := s.cfg.Consumer.ToDLQ(group, topic, req.GetReceiptHandle()); err != nil {
+	h := s.leases.take(callOf(ctx).clientID, group, req.GetReceiptHandle())
+	if err := s.cfg.Consumer.ToDLQ(group, topic, h); err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: consumerStatus(err)}, nil
 	}
 	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: okStatus()}, nil
