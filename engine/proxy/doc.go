@@ -54,6 +54,6 @@
 // # Concurrency
 //
 // A Server is safe for concurrent use; Start and Shutdown are called once
-// each. Sessions, transaction records and the receive-time table are guarded
-// by their own mutexes.
+// each. Sessions, transaction records, leases and the receive-time table
+// are guarded by their own mutexes; one goroutine renews the leases.
 package proxy
