@@ -127,9 +127,11 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 			pr.ExpressionType = "SQL92"
 		}
 	}
+	var settings *v2.Settings
 	if ss := s.sessions.get(pr.ClientID); ss != nil {
-		pr.FIFO = ss.settings.Load().GetSubscription().GetFifo()
+		settings = ss.settings.Load()
 	}
+	pr.FIFO = s.consumeOrderly(group, settings)
 	msgs, err := s.cfg.Consumer.Pop(ctx, pr)
 	if err != nil {
 		return reply(consumerStatus(err))

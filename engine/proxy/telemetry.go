@@ -220,7 +220,7 @@ func (s *Server) serverSettings(in *v2.Settings) *v2.Settings {
 		out.PubSub = &v2.Settings_Publishing{Publishing: &v2.Publishing{Topics: ps.Publishing.GetTopics(),
 			MaxBodySize: int32(s.cfg.MaxBodySize), ValidateMessageType: !s.cfg.SkipMessageTypeCheck}}
 	case *v2.Settings_Subscription:
-		fifo := ps.Subscription.GetFifo()
+		fifo := s.consumeOrderly(ps.Subscription.GetGroup().GetName(), in)
 		batch := int32(receiveBatchSize)
 		lp := longPollingTimeout
 		if s.cfg.LongPolling > 0 {

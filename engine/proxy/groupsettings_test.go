@@ -10,6 +10,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/proxy"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
 
@@ -61,17 +62,23 @@ func durations(ds []*durationpb.Duration) []time.Duration {
 	return out
 }
 
-// The retry policy in a consumer's settings is its subscription group's
+// The FIFO flag (consumeMessageOrderly) and the retry policy in a
+// consumer's settings are its subscription group's
 // (GrpcClientSettingsManager.mergeSubscriptionData): retryMaxTimes + 1
 // attempts and the group's EXPONENTIAL or CUSTOMIZED backoff; a new group
 // gets the defaults; an unknown group (no auto-creation) keeps the
 // client's own policy.
-func TestSettingsRetryPolicyFromGroup(t *testing.T) {
+func TestSettingsFromGroup(t *testing.T) {
 	e := startEnv(t, nil, nil)
 	e.subGroup(`{"groupName":"g-exp","consumeEnable":true,"retryMaxTimes":3,` +
 		`"groupRetryPolicy":{"type":"EXPONENTIAL","exponentialRetryPolicy":{"initial":2000,"max":60000,"multiplier":3}}}`)
 	e.subGroup(`{"groupName":"g-cust","consumeEnable":true,"retryMaxTimes":5,` +
 		`"groupRetryPolicy":{"type":"CUSTOMIZED","customizedRetryPolicy":{"next":[1000,2500]}}}`)
+
+	e.subGroup(`{"groupName":"g-fifo","consumeEnable":true,"consumeMessageOrderly":true,"retryMaxTimes":16}`)
+	if s := e.consumerSettings("c-fifo", "g-fifo", nil).GetSubscription(); !s.GetFifo() {
+		t.Fatalf("an orderly group's settings: %v", s)
+	}
 
 	p := e.consumerSettings("c-exp", "g-exp", nil).GetBackoffPolicy()
 	exp := p.GetExponentialBackoff()
@@ -82,7 +89,11 @@ func TestSettingsRetryPolicyFromGroup(t *testing.T) {
 	if got := durations(p.GetCustomizedBackoff().GetNext()); p.GetMaxAttempts() != 6 || len(got) != 2 || got[0] != time.Second || got[1] != 2500*time.Millisecond {
 		t.Fatalf("g-cust policy %v", p)
 	}
-	p = e.consumerSettings("c-new", "g-new", nil).GetBackoffPolicy()
+	s := e.consumerSettings("c-new", "g-new", nil)
+	if s.GetSubscription().GetFifo() {
+		t.Fatal("a new group's settings say FIFO")
+	}
+	p = s.GetBackoffPolicy()
 	if got := durations(p.GetCustomizedBackoff().GetNext()); p.GetMaxAttempts() != 17 || len(got) != 18 || got[0] != time.Second || got[17] != 2*time.Hour {
 		t.Fatalf("new group policy %v", p)
 	}
@@ -92,5 +103,21 @@ func TestSettingsRetryPolicyFromGroup(t *testing.T) {
 		Initial: durationpb.New(time.Second), Max: durationpb.New(time.Minute), Multiplier: 2}}}
 	if p := e2.consumerSettings("c-unknown", "g-unknown", own).GetBackoffPolicy(); p.GetMaxAttempts() != 7 || p.GetExponentialBackoff() == nil {
 		t.Fatalf("unknown group policy %v, want the client's", p)
+	}
+}
+
+// ReceiveMessage pops in FIFO order for a group whose config says
+// consumeMessageOrderly, whatever the client's settings say.
+func TestReceiveFIFOFromGroup(t *testing.T) {
+	fc := &fakeConsumer{queue: []string{"a", "b"}, leased: map[string]string{}}
+	e := startEnv(t, nil, func(c *proxy.Config) { c.Consumer = fc })
+	e.topic("OrdT", 1, "FIFO")
+	e.subGroup(`{"groupName":"g-ord","consumeEnable":true,"consumeMessageOrderly":true,"retryMaxTimes":16}`)
+	ctx := callCtx(t, "c-ord", "", "")
+	if st, _ := e.receive(ctx, "g-ord", "OrdT", 1); st.GetCode() != v2.Code_OK || !fc.lastReq.FIFO {
+		t.Fatalf("receive for an orderly group: %v, pop request %+v", st, fc.lastReq)
+	}
+	if st, _ := e.receive(ctx, "g-plain", "OrdT", 1); st.GetCode() != v2.Code_OK || fc.lastReq.FIFO {
+		t.Fatalf("receive for a new group: %v, pop request %+v", st, fc.lastReq)
 	}
 }

@@ -75,3 +75,15 @@ func retryPolicy(c protocol.SubscriptionGroupConfig) *v2.RetryPolicy {
 	out.Strategy = &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{Next: next}}
 	return out
 }
+
+// consumeOrderly reports whether group consumes in FIFO order: its
+// subscription group's consumeMessageOrderly (Java merges it into the
+// consumer's settings, and the push consumer picks FIFO consumption from
+// there), else, for a group the broker does not know, the client's own
+// settings.
+func (s *Server) consumeOrderly(group string, client *v2.Settings) bool {
+	if c, ok, err := s.b.FindSubscriptionGroup(group); err == nil && ok {
+		return c.ConsumeMessageOrderly
+	}
+	return client.GetSubscription().GetFifo()
+}
