@@ -159,6 +159,8 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 		case r = <-in:
 		case <-ss.done: // replaced by a newer stream, or the server shuts down
 			return nil
+		case <-ctx.Done(): // the client went (the reader may have seen it first and left)
+			return ctx.Err()
 		}
 		cmd, err := r.cmd, r.err
 		if errors.Is(err, io.EOF) {
