@@ -39,8 +39,10 @@
 // while their client stays connected (renew.go): their invisible time is
 // extended ahead of its end, and an ack, invisible-time change or DLQ
 // forward with the handle the client got uses the renewed one; a client
-// gone has its leases made visible again soon after. The retry policy in a
-// consumer's settings is its subscription group's.
+// gone has its leases made visible again soon after. The FIFO flag and
+// the retry policy in a consumer's settings are its subscription group's
+// (consumeMessageOrderly, retryMaxTimes and groupRetryPolicy), and a
+// group's ReceiveMessage pops in FIFO order when that flag is set.
 //
 // # Access control
 //
