@@ -60,8 +60,8 @@ func TestTimerRecallBeforeDue(t *testing.T) {
 	if got := e.bodies("T", 0); len(got) != 2 || got[1] != "later" {
 		t.Fatalf("T:0 holds %q, want [plain later]", got)
 	}
-	if st := e.b.TimerStats(); st.Recalled != 1 {
-		t.Fatalf("timer stats %+v, want Recalled 1", st)
+	if st := e.b.TimerStats(); st.Recalled != 1 || st.Delivered != 1 { // neither the recalled message nor the marker is delivered
+		t.Fatalf("timer stats %+v, want Recalled 1, Delivered 1", st)
 	}
 	r = e.recall("T", handle)
 	wantCode(t, "recall after the slot", r, protocol.RespIllegalOperation)

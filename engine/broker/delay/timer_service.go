@@ -412,50 +412,55 @@ func (s *timerService) deliverDue() bool {
 		if e.due > nowMS() {
 			return true
 		}
-		if !s.deliver(e) {
+		done, counted := s.deliver(e)
+		if !done {
 			return false
 		}
 		heap.Pop(&s.heap)
 		if s.last.less(e) {
 			s.last = e
 		}
-		s.delivered.Add(1)
+		if counted {
+			s.delivered.Add(1)
+		}
 		s.loaded.Store(int64(len(s.heap)))
 		s.pending.Store(int64(len(s.heap)) + s.far.count)
 	}
 	return true
 }
 
-// deliver re-stores the message at e.off in its real topic; false means
-// "retry later".
-func (s *timerService) deliver(e timerEntry) bool {
+// deliver re-stores the message at e.off in its real topic; done false
+// means "retry later"; counted is false for what is not delivered on
+// purpose (a delete marker, a recalled message).
+func (s *timerService) deliver(e timerEntry) (done, counted bool) {
 
 	res := s.store.Read(timerReadGroup, protocol.TimerTopic, TimerMessageQueue, e.off, 1)
 	switch {
 	case res.Status == ReadFound:
 	case res.Status == ReadOffsetTooSmall:
 		s.log.Error("timer message cleaned before it was due, dropped", "offset", e.off)
-		return true
+		return true, true
 	case res.Status == ReadOffsetFoundNull && res.NextBeginOffset > e.off:
 		s.log.Error("timer message corrupt, dropped", "offset", e.off)
-		return true
+		return true, true
 	default:
 		s.log.Warn("timer message not readable, will retry", "offset", e.off, "status", res.Status)
-		return false
+		return false, false
 	}
 	rec, err := record.Decode(res.Buffer, false)
 	if err != nil || rec.QueueOffset != e.off {
 		s.log.Error("undecodable timer message, dropped", "offset", e.off, "err", err)
-		return true
+		return true, true
 	}
 	if s.recalledAway(&rec, e.due) {
-		return true
+		return true, false
 	}
-	return s.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
+	ok := s.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
 		props[PropertyTimerEnqueueMS] = strconv.FormatInt(rec.StoreTimestamp, 10)
 		props[PropertyTimerDequeueMS] = strconv.FormatInt(nowMS(), 10)
 		props[record.PropertyWaitStoreMsgOK] = "false" // as Java; the next checkpoint waits for the flush
 	})
+	return ok, ok
 }
 
 // progress is the checkpoint the current state allows (see timerCheckpoint).
