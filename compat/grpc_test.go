@@ -177,6 +177,34 @@ func TestV5ProducerOverGRPC(t *testing.T) {
 			t.Fatal("delivered before its delivery time")
 		}
 	})
+	t.Run("delay recall", func(t *testing.T) {
+		// The official producer's Recall with the send's recall handle:
+		// the recalled message is never delivered (a later one is, and the
+		// timer counts the drop); a recall after the delivery time fails.
+		base := stored(c, "v5Delay", 1)
+		recalled := &rmq.Message{Topic: "v5Delay", Body: []byte("recalled")}
+		recalled.SetDelayTimestamp(time.Now().Add(800 * time.Millisecond))
+		later := &rmq.Message{Topic: "v5Delay", Body: []byte("later")}
+		laterDue := time.Now().Add(1100 * time.Millisecond)
+		later.SetDelayTimestamp(laterDue)
+		r, err := p.Send(ctx, recalled)
+		if err != nil || r[0].RecallHandle == "" {
+			t.Fatalf("send: %v %v", r, err)
+		}
+		if _, err := p.Send(ctx, later); err != nil {
+			t.Fatal(err)
+		}
+		id, err := p.Recall(ctx, "v5Delay", r[0].RecallHandle)
+		if err != nil || id != r[0].MessageID {
+			t.Fatalf("recall: %q %v, want id %q", id, err, r[0].MessageID)
+		}
+		waitUntil(t, "the later message delivered, the recalled one dropped", 10*time.Second, func() bool {
+			return stored(c, "v5Delay", 1) == base+1 && c.b.TimerStats().Recalled == 1 && time.Now().After(laterDue)
+		})
+		if _, err := p.Recall(ctx, "v5Delay", r[0].RecallHandle); err == nil {
+			t.Fatal("a recall after the delivery time succeeded")
+		}
+	})
 	t.Run("transaction", func(t *testing.T) {
 		commit := p.BeginTransaction()
 		if _, err := p.SendWithTransaction(ctx, &rmq.Message{Topic: "v5Txn", Body: []byte("commit")}, commit); err != nil {

@@ -105,6 +105,8 @@ func Resources(code int32, ext map[string]string, body []byte) ([]Need, error) {
 		sendTopic(ext["topic"])
 	case protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage:
 		sendTopic(ext["b"])
+	case protocol.ReqRecallMessage:
+		add(ext["topic"], PermPub)
 	case protocol.ReqConsumerSendMsgBack:
 		group("group")
 	case protocol.ReqPullMessage, protocol.ReqLitePullMessage:

@@ -23,6 +23,11 @@ func TestResourcesOfPopCodes(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("BATCH_ACK_MESSAGE: %v %v, want %v", got, err, want)
 	}
+	// RECALL_MESSAGE: the topic PUB (RecallMessageRequestHeader's action).
+	got, err = Resources(protocol.ReqRecallMessage, map[string]string{"topic": "T", "recallHandle": "h"}, nil)
+	if want := []Need{{Resource: "T", Perm: PermPub}}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("RECALL_MESSAGE: %v %v, want %v", got, err, want)
+	}
 	if _, err := Resources(protocol.ReqBatchAckMessage, nil, []byte("{garbage")); err == nil {
 		t.Error("BATCH_ACK_MESSAGE with a body that does not decode: no error")
 	}

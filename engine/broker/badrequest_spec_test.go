@@ -122,6 +122,12 @@ func requestSpecs() map[int32]requestSpec {
 		protocol.ReqGetEarliestMsgStoretime:       {"GET_EARLIEST_MSG_STORETIME", topicQueue, []string{"topic", "queueId"}, nil, bodyIgnored},
 		protocol.ReqSearchOffsetByTimestamp: {"SEARCH_OFFSET_BY_TIMESTAMP", remoting.ExtFields{"topic": specTopic, "queueId": "0", "timestamp": "0"},
 			[]string{"topic", "queueId", "timestamp"}, nil, bodyIgnored},
+		// A handle that decodes but names no timer message: refused
+		// ILLEGAL_OPERATION, which is the good request's answer here.
+		protocol.ReqRecallMessage: {"RECALL_MESSAGE",
+			remoting.ExtFields{"producerGroup": "pg", "topic": specTopic,
+				"recallHandle": protocol.RecallHandle{Topic: specTopic, BrokerName: "broker-a", Timestamp: "0", MessageID: "m"}.Encode()},
+			[]string{"topic", "recallHandle"}, nil, bodyIgnored},
 		protocol.ReqEndTransaction: {"END_TRANSACTION",
 			remoting.ExtFields{"producerGroup": "pg", "tranStateTableOffset": "0", "commitLogOffset": "0", "commitOrRollback": "12",
 				"fromTransactionCheck": "false", "msgId": "0A", "transactionId": "tx"},

@@ -143,3 +143,18 @@ func (c *Config) validateTimer() error {
 	}
 	return nil
 }
+
+// recallMessage handles RECALL_MESSAGE (370): the timer's delete marker
+// (delay.Service.Recall).
+func (b *Broker) recallMessage(_ context.Context, conn *remoting.Conn, req *remoting.Command) (*remoting.Command, error) {
+	if resp := b.refuseOnSlave(); resp != nil {
+		return resp, nil
+	}
+	h, err := protocol.ParseRecallMessageHeader(req.ExtFields)
+	if err != nil {
+		return nil, err
+	}
+	_, exists := b.topics.Get(h.Topic)
+	return b.delay.Recall(delay.RecallRequest{Header: h, BrokerName: b.cfg.BrokerName, TopicExists: exists,
+		BornHost: bornHost(conn)}), nil
+}

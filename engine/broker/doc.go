@@ -88,6 +88,9 @@
 //	BATCH_ACK_MESSAGE 200151, PEEK 200052, in the revive topic, retry then DLQ, FIFO (engine/broker/pop,
 //	CHANGE_MESSAGE_INVISIBLETIME 200053,   wired in pop.go; Broker.Pop is its Go API for the gRPC front end).
 //	NOTIFICATION 200054, POLLING_INFO 200055
+//	RECALL_MESSAGE 370                     stores the timer's delete marker for the recall handle a timed send
+//	                                       answered with (ext recallHandle): the message is never delivered
+//	                                       (engine/broker/delay recall.go, wired in delay.go).
 //
 // Store statuses map to response codes as SendMessageProcessor and
 // PullMessageProcessor do (rocketmq-store.md §8.1, §10.7). Sends are

@@ -28,6 +28,7 @@ func (b *Broker) registerProcessors() {
 	for _, code := range []int32{protocol.ReqSendMessage, protocol.ReqSendMessageV2, protocol.ReqSendBatchMessage, protocol.ReqConsumerSendMsgBack} {
 		b.handle(code, b.enqueueSend, send)
 	}
+	b.handle(protocol.ReqRecallMessage, b.recallMessage, send) // delay.go
 	b.handle(protocol.ReqPullMessage, b.pullMessage, pull)
 
 	b.handle(protocol.ReqQueryMessage, b.queryMessage, query)

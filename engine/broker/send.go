@@ -68,6 +68,7 @@ func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	if resp := b.delay.DivertTimer(m); resp != nil {
 		return resp
 	}
+	op.recall = delay.RecallHandle(m, b.cfg.BrokerName) // "" unless timed
 	if resp := b.txn.DivertHalf(m); resp != nil {
 		return resp
 	}

@@ -35,6 +35,7 @@ type sendOp struct {
 	bodyLen int
 	queueID int32
 	uniq    string
+	recall  string    // the recall handle of a timer message (delay.RecallHandle), else ""
 	res     PutResult // the provisional result AppendStaged returned, for WaitStaged
 
 	resp remoting.Command   // a stored send's response
@@ -97,6 +98,9 @@ func (op *sendOp) storedResponse(code int32, remark string, phys, queueOffset in
 	s := unsafe.String(&op.ids[0], len(ids))
 	ext["msgId"], ext["queueOffset"], ext["queueId"] = s[:idEnd], s[idEnd:offEnd], s[offEnd:]
 	ext["transactionId"] = op.uniq
+	if op.recall != "" {
+		ext["recallHandle"] = op.recall
+	}
 	ext["MSG_REGION"] = "DefaultRegion"
 	ext["TRACE_ON"] = "true"
 	return resp

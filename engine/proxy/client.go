@@ -114,7 +114,8 @@ func (s *Server) NotifyClientTermination(ctx context.Context, req *v2.NotifyClie
 			}
 		}
 	}
-	if _, ok := ext["consumerGroup"]; ok {
+	if g, ok := ext["consumerGroup"]; ok {
+		s.clearLeases(c.clientID, g) // CLIENT_UNREGISTER: its leases come back
 		if resp, err := s.invoke(ctx, remoting.NewRequest(protocol.ReqUnregisterClient, ext)); err != nil {
 			st = errStatus(err)
 		} else if resp.Code != protocol.RespSuccess {

@@ -12,7 +12,7 @@
 // over one remoting connection from the proxy to the broker's own listen
 // address (SEND_MESSAGE_V2, END_TRANSACTION, HEART_BEAT, UNREGISTER_CLIENT,
 // PULL_MESSAGE, QUERY/UPDATE_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET,
-// SEARCH_OFFSET_BY_TIMESTAMP), as the proxy's CLUSTER mode does; the broker's
+// SEARCH_OFFSET_BY_TIMESTAMP, RECALL_MESSAGE), as the proxy's CLUSTER mode does; the broker's
 // send path, transaction service, timer and ACL therefore apply unchanged.
 // Routes and topic message types are read from the broker's topic table in
 // process. POP (ReceiveMessage, AckMessage, ChangeInvisibleDuration,
@@ -31,6 +31,19 @@
 // the Telemetry stream of a live producer of the message's group; its answer
 // comes back as EndTransaction with source SERVER_CHECK.
 //
+// # Consumers
+//
+// ReceiveMessage pops with init mode MAX (a group new to a queue starts at
+// its end, or at its first message while that is in memory), as Java's
+// proxy. Messages received with auto_renew (the push consumer) are leased
+// while their client stays connected (renew.go): their invisible time is
+// extended ahead of its end, and an ack, invisible-time change or DLQ
+// forward with the handle the client got uses the renewed one; a client
+// gone has its leases made visible again soon after. The FIFO flag and
+// the retry policy in a consumer's settings are its subscription group's
+// (consumeMessageOrderly, retryMaxTimes and groupRetryPolicy), and a
+// group's ReceiveMessage pops in FIFO order when that flag is set.
+//
 // # Access control
 //
 // With Config.ACL set, every call must carry the authorization metadata
@@ -43,6 +56,6 @@
 // # Concurrency
 //
 // A Server is safe for concurrent use; Start and Shutdown are called once
-// each. Sessions, transaction records and the receive-time table are guarded
-// by their own mutexes.
+// each. Sessions, transaction records, leases and the receive-time table
+// are guarded by their own mutexes; one goroutine renews the leases.
 package proxy

@@ -28,7 +28,7 @@ func handleErr(err error) error {
 func (c popConsumer) Pop(ctx context.Context, req PopRequest) ([]PoppedMessage, error) {
 	msgs, err := c.s.Pop(ctx, pop.Request{Group: req.Group, Topic: req.Topic, QueueID: req.QueueID, MaxMessages: req.MaxMessages,
 		Invisible: req.Invisible, Poll: req.Poll, FIFO: req.FIFO, ExpressionType: req.ExpressionType, Expression: req.Expression,
-		ClientID: req.ClientID})
+		ClientID: req.ClientID, InitMode: req.InitMode})
 	if err != nil {
 		return nil, handleErr(err)
 	}

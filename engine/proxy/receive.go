@@ -29,6 +29,10 @@ type PopRequest struct {
 	ExpressionType string // "TAG" or "SQL92"; "" = all
 	Expression     string
 	ClientID       string
+	// InitMode is where a group new to a queue starts
+	// (protocol.ConsumeInitMin/Max); ReceiveMessage asks for MAX, as
+	// Java's ReceiveMessageActivity does.
+	InitMode int32
 }
 
 // PoppedMessage is one message a Consumer leased.
@@ -116,22 +120,29 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 		return reply(errStatus(err))
 	}
 	pr := PopRequest{Group: group, Topic: topic, QueueID: req.GetMessageQueue().GetId(), MaxMessages: int(batch),
-		Invisible: invisible, Poll: poll, ClientID: callOf(ctx).clientID}
+		Invisible: invisible, Poll: poll, ClientID: callOf(ctx).clientID, InitMode: protocol.ConsumeInitMax}
 	if fe := req.GetFilterExpression(); fe != nil && fe.GetExpression() != "" && fe.GetExpression() != "*" {
 		pr.ExpressionType, pr.Expression = "TAG", fe.GetExpression()
 		if fe.GetType() == v2.FilterType_SQL {
 			pr.ExpressionType = "SQL92"
 		}
 	}
+	var settings *v2.Settings
 	if ss := s.sessions.get(pr.ClientID); ss != nil {
-		pr.FIFO = ss.settings.Load().GetSubscription().GetFifo()
+		settings = ss.settings.Load()
 	}
+	pr.FIFO = s.consumeOrderly(group, settings)
 	msgs, err := s.cfg.Consumer.Pop(ctx, pr)
 	if err != nil {
 		return reply(consumerStatus(err))
 	}
 	if len(msgs) == 0 {
 		return reply(newStatus(v2.Code_MESSAGE_NOT_FOUND, "no new message"))
+	}
+	if req.GetAutoRenew() {
+		for _, m := range msgs {
+			s.leaseOf(pr.ClientID, group, topic, m, invisible)
+		}
 	}
 	if err := stream.Send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_DeliveryTimestamp{DeliveryTimestamp: timestamppb.Now()}}); err != nil {
 		return err
@@ -163,7 +174,8 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 	var st *v2.Status
 	for _, e := range req.GetEntries() {
 		es := okStatus()
-		if err := s.cfg.Consumer.Ack(group, topic, e.GetReceiptHandle()); err != nil {
+		h := s.leases.take(callOf(ctx).clientID, group, e.GetReceiptHandle())
+		if err := s.cfg.Consumer.Ack(group, topic, h); err != nil {
 			es = consumerStatus(err)
 		}
 		entries = append(entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: es})
@@ -192,7 +204,8 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 	if err := s.consumerAuth(ctx, group, topic); err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: errStatus(err)}, nil
 	}
-	h, err := s.cfg.Consumer.ChangeInvisible(group, topic, req.GetReceiptHandle(), d)
+	h := s.leases.take(callOf(ctx).clientID, group, req.GetReceiptHandle())
+	h, err := s.cfg.Consumer.ChangeInvisible(group, topic, h, d)
 	if err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: consumerStatus(err)}, nil
 	}
@@ -208,7 +221,8 @@ func (s *Server) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.Fo
 	if err := s.consumerAuth(ctx, group, topic); err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: errStatus(err)}, nil
 	}
-	if err := s.cfg.Consumer.ToDLQ(group, topic, req.GetReceiptHandle()); err != nil {
+	h := s.leases.take(callOf(ctx).clientID, group, req.GetReceiptHandle())
+	if err := s.cfg.Consumer.ToDLQ(group, topic, h); err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: consumerStatus(err)}, nil
 	}
 	return &v2.ForwardMessageToDeadLetterQueueResponse{Status: okStatus()}, nil

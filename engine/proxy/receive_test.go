@@ -10,6 +10,7 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
+	"github.com/brokerlab/brokerlab/engine/protocol"
 	"github.com/brokerlab/brokerlab/engine/proxy"
 	"github.com/brokerlab/brokerlab/engine/record"
 )
@@ -117,7 +118,7 @@ func TestReceiveAckChangeInvisibleDLQ(t *testing.T) {
 		t.Fatalf("receive: %v %v", st, msgs)
 	}
 	if fc.lastReq.Group != "PopG" || fc.lastReq.Topic != "PopT" || fc.lastReq.QueueID != -1 || fc.lastReq.Invisible != 30*time.Second ||
-		fc.lastReq.ClientID != "c-pop" {
+		fc.lastReq.ClientID != "c-pop" || fc.lastReq.InitMode != protocol.ConsumeInitMax { // MAX as ReceiveMessageActivity
 		t.Fatalf("pop request %+v", fc.lastReq)
 	}
 	ack, err := e.cli.AckMessage(ctx, &v2.AckMessageRequest{Group: res("PopG"), Topic: res("PopT"),

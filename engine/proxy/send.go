@@ -140,7 +140,8 @@ func (s *Server) sendOne(ctx context.Context, tc protocol.TopicConfig, m *v2.Mes
 			s.txns.put(tc.TopicName, txID, txnRecord{group: h.ProducerGroup, queueOffset: qoff, commitLogOffset: phys, msgID: uniq})
 		}
 	}
-	return &v2.SendResultEntry{Status: okStatus(), MessageId: uniq, TransactionId: txID, Offset: qoff}
+	return &v2.SendResultEntry{Status: okStatus(), MessageId: uniq, TransactionId: txID, Offset: qoff,
+		RecallHandle: resp.ExtFields["recallHandle"]}
 }
 
 // buildSend validates m as SendMessageActivity does and builds its header.
@@ -277,8 +278,41 @@ func (s *Server) EndTransaction(ctx context.Context, req *v2.EndTransactionReque
 	return &v2.EndTransactionResponse{Status: okStatus()}, nil
 }
 
-// RecallMessage is not supported: the broker's timer cannot yet cancel a
-// message by recall handle; the answer is NOT_IMPLEMENTED.
+// RecallMessage recalls a delay/timer message by the handle its send
+// returned (SendResultEntry.recall_handle), as RecallMessageActivity and
+// ProducerProcessor.recallMessage: the topic must exist and, with the
+// message type check on, be a DELAY (or MIXED) topic; the broker's
+// RECALL_MESSAGE decides the rest. As Java's proxy, a handle that does not
+// decode and every broker refusal (topic mismatch, message already
+// delivered or unknown: "recall failed, timestamp invalid") are
+// INTERNAL_SERVER_ERROR with the broker's remark; success carries the
+// message id.
 func (s *Server) RecallMessage(ctx context.Context, req *v2.RecallMessageRequest) (*v2.RecallMessageResponse, error) {
-	return &v2.RecallMessageResponse{Status: newStatus(v2.Code_NOT_IMPLEMENTED, "recall is not supported by this broker")}, nil
+	topic := req.GetTopic().GetName()
+	if strings.TrimSpace(topic) == "" {
+		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_ILLEGAL_TOPIC, "topic name cannot be blank")}, nil
+	}
+	tc, ok := s.topicConfig(topic)
+	if !ok {
+		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_TOPIC_NOT_FOUND, "topic "+topic+" not found")}, nil
+	}
+	if want := topicMessageType(tc); !s.cfg.SkipMessageTypeCheck && want != typeDelay && want != typeMixed {
+		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_MESSAGE_PROPERTY_CONFLICT_WITH_TYPE,
+			"TopicMessageType validate failed, the expected type is "+want+", but actual type is "+typeDelay)}, nil
+	}
+	if _, err := protocol.DecodeRecallHandle(req.GetRecallHandle()); err != nil {
+		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_INTERNAL_SERVER_ERROR, protocol.ErrBadRecallHandle.Error())}, nil
+	}
+	ext := remoting.ExtFields(protocol.RecallMessageHeader{Topic: topic, RecallHandle: req.GetRecallHandle()}.ExtFields())
+	if err := s.authorize(ctx, protocol.ReqRecallMessage, ext, nil); err != nil {
+		return &v2.RecallMessageResponse{Status: errStatus(err)}, nil
+	}
+	resp, err := s.invoke(ctx, remoting.NewRequest(protocol.ReqRecallMessage, ext))
+	if err != nil {
+		return &v2.RecallMessageResponse{Status: errStatus(err)}, nil
+	}
+	if resp.Code != protocol.RespSuccess {
+		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_INTERNAL_SERVER_ERROR, resp.Remark)}, nil
+	}
+	return &v2.RecallMessageResponse{Status: okStatus(), MessageId: resp.ExtFields["msgId"]}, nil
 }

@@ -64,7 +64,17 @@ type Config struct {
 	// MinInvisible is the shortest invisible duration ReceiveMessage accepts
 	// (minInvisibleTimeMillsForRecv, 10 s when 0).
 	MinInvisible time.Duration
-	Logger       *slog.Logger
+	// Auto-renewal of the leases of messages received with auto_renew (the
+	// push consumer), as Java's ReceiptHandleManager; zero values are
+	// Java's defaults. Every RenewPeriod (5 s) the leases ending within
+	// RenewAhead (10 s) of clients still connected are extended by
+	// RenewDelays (1m 3m 5m 10m 30m 1h, one step per renewal) for up to
+	// RenewMax (3 h), then given back after the group's retry delay; a
+	// client gone (its Telemetry stream ended, or NotifyClientTermination)
+	// has its leases made visible after ClearInvisible (1 s).
+	RenewPeriod, RenewAhead, RenewMax, ClearInvisible time.Duration
+	RenewDelays                                       []time.Duration
+	Logger                                            *slog.Logger
 }
 
 // Server serves MessagingService for one broker. Safe for concurrent use.
@@ -82,6 +92,7 @@ type Server struct {
 
 	sessions sessionTable
 	txns     txnTable
+	leases   leaseTable
 	queueSeq atomic.Uint32
 	wg       sync.WaitGroup
 	// stop is cancelled by Shutdown: long polls (receive, pull) end at once.
@@ -111,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 	s.sessions.init()
 	s.stop, s.cancelStop = context.WithCancel(context.Background())
 	s.txns.init()
+	s.leases.init()
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = s.log
 	ccfg.TLS = cfg.BrokerTLS
@@ -142,7 +154,11 @@ func (s *Server) Start(ctx context.Context) error {
 	s.ln, s.addr = ln, raw.Addr().String()
 	s.grpc = grpc.NewServer(opts...)
 	v2.RegisterMessagingServiceServer(s.grpc, s)
-	s.wg.Add(1)
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.renewLoop()
+	}()
 	go func() {
 		defer s.wg.Done()
 		if err := s.grpc.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {

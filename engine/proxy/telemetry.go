@@ -11,17 +11,18 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/brokerlab/brokerlab/engine/protocol"
 )
 
 // Server-side consumer settings (GrpcClientSettingsManager's defaults).
 const (
 	receiveBatchSize   = 32
 	longPollingTimeout = 30 * time.Second
-	defaultMaxAttempts = 17 // a group's retryMaxTimes (16) + 1
 )
 
-// retryDelays is the customized backoff RocketMQ gives push consumers
-// (the delay levels from 1 s on).
+// retryDelays is CustomizedRetryPolicy's default backoff (the delay levels
+// from 1 s on).
 var retryDelays = []time.Duration{time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
 	time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute,
 	7 * time.Minute, 8 * time.Minute, 9 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute,
@@ -158,6 +159,8 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 		case r = <-in:
 		case <-ss.done: // replaced by a newer stream, or the server shuts down
 			return nil
+		case <-ctx.Done(): // the client went (the reader may have seen it first and left)
+			return ctx.Err()
 		}
 		cmd, err := r.cmd, r.err
 		if errors.Is(err, io.EOF) {
@@ -193,8 +196,24 @@ func (s *Server) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, 
 	}
 }
 
+// groupRetryPolicy is the retry policy of group's subscription group config
+// (created with the defaults when the broker auto-creates groups), or nil
+// for a group the broker does not know or cannot read: then, as Java, the
+// client's own policy stays (the defaults' when it sent none).
+func (s *Server) groupRetryPolicy(group string) *v2.RetryPolicy {
+	c, ok, err := s.b.FindSubscriptionGroup(group)
+	if err != nil {
+		s.log.Warn("subscription group not readable", "group", group, "err", err)
+	}
+	if err != nil || !ok {
+		return nil
+	}
+	return retryPolicy(c)
+}
+
 // serverSettings answers a client's Settings: the client's own, with the
-// server's publishing limits or subscription parameters and retry policy.
+// server's publishing limits or subscription parameters and the group's
+// retry policy.
 func (s *Server) serverSettings(in *v2.Settings) *v2.Settings {
 	out := &v2.Settings{ClientType: in.ClientType, AccessPoint: in.AccessPoint, BackoffPolicy: in.BackoffPolicy,
 		RequestTimeout: in.RequestTimeout, UserAgent: in.UserAgent, Metric: &v2.Metric{On: false}}
@@ -203,7 +222,7 @@ func (s *Server) serverSettings(in *v2.Settings) *v2.Settings {
 		out.PubSub = &v2.Settings_Publishing{Publishing: &v2.Publishing{Topics: ps.Publishing.GetTopics(),
 			MaxBodySize: int32(s.cfg.MaxBodySize), ValidateMessageType: !s.cfg.SkipMessageTypeCheck}}
 	case *v2.Settings_Subscription:
-		fifo := ps.Subscription.GetFifo()
+		fifo := s.consumeOrderly(ps.Subscription.GetGroup().GetName(), in)
 		batch := int32(receiveBatchSize)
 		lp := longPollingTimeout
 		if s.cfg.LongPolling > 0 {
@@ -212,12 +231,11 @@ func (s *Server) serverSettings(in *v2.Settings) *v2.Settings {
 		sub := &v2.Subscription{Group: ps.Subscription.Group, Subscriptions: ps.Subscription.GetSubscriptions(),
 			Fifo: &fifo, ReceiveBatchSize: &batch, LongPollingTimeout: durationpb.New(lp)}
 		out.PubSub = &v2.Settings_Subscription{Subscription: sub}
-		next := make([]*durationpb.Duration, len(retryDelays))
-		for i, d := range retryDelays {
-			next[i] = durationpb.New(d)
+		if p := s.groupRetryPolicy(ps.Subscription.GetGroup().GetName()); p != nil {
+			out.BackoffPolicy = p
+		} else if out.BackoffPolicy == nil {
+			out.BackoffPolicy = retryPolicy(protocol.DefaultSubscriptionGroupConfig(""))
 		}
-		out.BackoffPolicy = &v2.RetryPolicy{MaxAttempts: defaultMaxAttempts,
-			Strategy: &v2.RetryPolicy_CustomizedBackoff{CustomizedBackoff: &v2.CustomizedBackoff{Next: next}}}
 	}
 	return out
 }

@@ -6,9 +6,13 @@
 // TIMER_DELAY_SEC or TIMER_DELAY_MS parked in rmq_sys_wheel_timer and
 // delivered at their slot, with a checkpoint so a clean restart delivers
 // each exactly once). Service.DivertTimer is the send path's check that
-// parks a timer message or refuses it.
+// parks a timer message or refuses it. Recall (recall.go) cancels a timer
+// message before its slot by a delete marker (TIMER_DEL_UNIQKEY), as
+// RocketMQ 5's RECALL_MESSAGE; RecallHandle is the handle a timed send
+// answers with.
 //
-// It serves no request codes (so it has no Register). It is not the send
+// It registers no request codes itself: the broker routes RECALL_MESSAGE
+// to Service.Recall. It is not the send
 // path's DELAY-level redirect (the broker moves such a message to the
 // schedule topic before storing it), nor lite pull, nor the store: messages are read and stored through Deps.Store, the scheduler's
 // progress is kept in the broker's consumer offsets (Deps.Offsets), and the
@@ -21,5 +25,5 @@
 // owns all its state; they share nothing but the immutable configuration
 // and the Store and Offsets, which must be safe for concurrent use. Wake,
 // DivertTimer, RefuseTimerInBatch and TimerStats are safe for concurrent
-// use at any time. The package never imports engine/broker.
+// use at any time, and so are Recall and RecallHandle. The package never imports engine/broker.
 package delay

@@ -84,9 +84,6 @@ func (s *Service) DivertTimer(m *record.Message) *remoting.Command {
 		return refusef(protocol.RespMessageIllegal,
 			"timer message illegal, the delay time should not be bigger than the max delay %dms (timerMaxDelaySec), asked %dms", maxMS, deliver-now)
 	}
-	if _, ok := record.Property(m.Properties, PropertyTimerDelUniq); ok {
-		return refusef(protocol.RespMessageIllegal, "timer message illegal: deleting a timer message (%s) is not supported by this broker", PropertyTimerDelUniq)
-	}
 	slot := timerSlot(deliver, s.cfg.TimerPrecision.Milliseconds())
 	props := record.AppendProperty([]byte(m.Properties), PropertyTimerOutMS, strconv.FormatInt(slot, 10))
 	props = record.AppendProperty(props, record.PropertyRealTopic, m.Topic)

@@ -81,6 +81,10 @@ type timerService struct {
 	far     farIndex
 	written timerCheckpoint
 	wroteAt time.Time
+	// deletes maps the TIMER_DEL_UNIQKEY of every delete marker read and
+	// not yet due to its slot (recall.go): the message with that key and
+	// slot is dropped when due.
+	deletes map[string]int64
 
 	// Statistics (TimerStats), written by the loop.
 	delivered     atomic.Int64 // messages re-stored in their real topic
@@ -88,6 +92,7 @@ type timerService struct {
 	pending       atomic.Int64 // scanned, not yet delivered: heap plus far
 	scannedStat   atomic.Int64 // scanned
 	rescanRecords atomic.Int64 // records read by rescans
+	recalled      atomic.Int64 // messages dropped by a delete marker
 }
 
 const (
@@ -118,7 +123,8 @@ func (h *timerHeap) Pop() any {
 }
 
 func newTimerService(e *env) *timerService {
-	return &timerService{env: e, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return &timerService{env: e, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		deletes: make(map[string]int64)}
 }
 
 // start runs the service; stop ends it (writing a last checkpoint). A
@@ -210,9 +216,9 @@ func (s *timerService) recover() {
 	s.scannedStat.Store(s.scanned)
 	s.wend = nowMS() + s.window()
 	s.far = newFarIndex(s.window() / 2)
-	s.scan(s.scanned, -1, math.MinInt64, func(e timerEntry) { // [low, end): all not yet delivered
+	s.scan(s.scanned, -1, math.MinInt64, func(e timerEntry, del string) { // [low, end): all not yet delivered
 		if !ck.delivered(e) {
-			s.admit(e)
+			s.admit(e, del)
 		}
 	})
 	s.log.Info("timer service recovered", "checkpoint", ok, "low", ck.LowOffset, "scanned", s.scanned,
@@ -254,7 +260,8 @@ func (s *timerService) extendWindow() {
 
 // load takes a message a rescan found due after the old window end: loaded
 // if the new window reaches it, else it stays far (already indexed).
-func (s *timerService) load(e timerEntry) {
+func (s *timerService) load(e timerEntry, del string) {
+	s.noteDelete(del, e.due)
 	if e.due > s.wend {
 		return
 	}
@@ -274,12 +281,13 @@ func (s *timerService) extendAt() int64 {
 }
 
 // scan reads queue 0 from offset from: a rescan up to end (exclusive),
-// passing fn only the messages due after above; a tail scan (end < 0, from
+// passing fn only the messages due after above (with the message's
+// TIMER_DEL_UNIQKEY, "" for all but delete markers); a tail scan (end < 0, from
 // s.scanned) to the queue's end, advancing s.scanned. It returns the offset
 // it stopped at: end (or more) when a rescan completed, less when the store
 // could not serve a read (retry later). Messages the store cleaned away and
 // corrupt records are skipped, logged.
-func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
+func (s *timerService) scan(from, end, above int64, fn func(timerEntry, string)) int64 {
 	st := s.store
 	tail := end < 0
 	advance := func(to int64) {
@@ -332,7 +340,8 @@ func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
 				}
 			}
 			if e.due > above {
-				fn(e)
+				del, _ := rec.Property(PropertyTimerDelUniq)
+				fn(e, string(del))
 			}
 		}
 		off = max(next, off+1)
@@ -342,8 +351,9 @@ func (s *timerService) scan(from, end, above int64, fn func(timerEntry)) int64 {
 }
 
 // admit loads a newly read message if it is due within the window, else
-// indexes it far.
-func (s *timerService) admit(e timerEntry) {
+// indexes it far; a delete marker's key is remembered.
+func (s *timerService) admit(e timerEntry, del string) {
+	s.noteDelete(del, e.due)
 	if e.due > s.wend {
 		s.far.add(e)
 		s.pending.Store(int64(len(s.heap)) + s.far.count)
@@ -402,47 +412,55 @@ func (s *timerService) deliverDue() bool {
 		if e.due > nowMS() {
 			return true
 		}
-		if !s.deliver(e) {
+		done, counted := s.deliver(e)
+		if !done {
 			return false
 		}
 		heap.Pop(&s.heap)
 		if s.last.less(e) {
 			s.last = e
 		}
-		s.delivered.Add(1)
+		if counted {
+			s.delivered.Add(1)
+		}
 		s.loaded.Store(int64(len(s.heap)))
 		s.pending.Store(int64(len(s.heap)) + s.far.count)
 	}
 	return true
 }
 
-// deliver re-stores the message at e.off in its real topic; false means
-// "retry later".
-func (s *timerService) deliver(e timerEntry) bool {
+// deliver re-stores the message at e.off in its real topic; done false
+// means "retry later"; counted is false for what is not delivered on
+// purpose (a delete marker, a recalled message).
+func (s *timerService) deliver(e timerEntry) (done, counted bool) {
 
 	res := s.store.Read(timerReadGroup, protocol.TimerTopic, TimerMessageQueue, e.off, 1)
 	switch {
 	case res.Status == ReadFound:
 	case res.Status == ReadOffsetTooSmall:
 		s.log.Error("timer message cleaned before it was due, dropped", "offset", e.off)
-		return true
+		return true, true
 	case res.Status == ReadOffsetFoundNull && res.NextBeginOffset > e.off:
 		s.log.Error("timer message corrupt, dropped", "offset", e.off)
-		return true
+		return true, true
 	default:
 		s.log.Warn("timer message not readable, will retry", "offset", e.off, "status", res.Status)
-		return false
+		return false, false
 	}
 	rec, err := record.Decode(res.Buffer, false)
 	if err != nil || rec.QueueOffset != e.off {
 		s.log.Error("undecodable timer message, dropped", "offset", e.off, "err", err)
-		return true
+		return true, true
 	}
-	return s.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
+	if s.recalledAway(&rec, e.due) {
+		return true, false
+	}
+	ok := s.putToRealTopic("timer", &rec, e.off, func(props map[string]string) {
 		props[PropertyTimerEnqueueMS] = strconv.FormatInt(rec.StoreTimestamp, 10)
 		props[PropertyTimerDequeueMS] = strconv.FormatInt(nowMS(), 10)
 		props[record.PropertyWaitStoreMsgOK] = "false" // as Java; the next checkpoint waits for the flush
 	})
+	return ok, ok
 }
 
 // progress is the checkpoint the current state allows (see timerCheckpoint).
@@ -485,4 +503,34 @@ func (s *timerService) checkpoint(final bool) {
 		return
 	}
 	s.written, s.wroteAt = c, time.Now()
+}
+
+// noteDelete remembers a delete marker's key (del "" is not a marker).
+func (s *timerService) noteDelete(del string, due int64) {
+	if del != "" {
+		s.deletes[del] = due
+	}
+}
+
+// recalledAway reports whether the due message rec is not to be delivered:
+// a delete marker (its key is forgotten: its slot has come) or a message a
+// marker of the same slot deletes.
+func (s *timerService) recalledAway(rec *record.Record, due int64) bool {
+	if del, ok := rec.Property(PropertyTimerDelUniq); ok {
+		if d, ok := s.deletes[string(del)]; ok && d == due {
+			delete(s.deletes, string(del))
+		}
+		return true
+	}
+	if len(s.deletes) == 0 {
+		return false
+	}
+	real, _ := rec.Property(record.PropertyRealTopic)
+	uniq, _ := rec.Property(record.PropertyUniqKey)
+	if d, ok := s.deletes[DeleteKey(string(real), string(uniq))]; ok && d == due {
+		s.recalled.Add(1)
+		s.log.Info("timer message recalled, not delivered", "topic", string(real), "msgId", string(uniq), "offset", rec.QueueOffset)
+		return true
+	}
+	return false
 }

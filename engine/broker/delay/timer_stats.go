@@ -23,6 +23,9 @@ type TimerStats struct {
 	// RescanRecords counts the records read again to load later windows
 	// (the cost of messages due beyond TimerLoadWindow).
 	RescanRecords int64
+	// Recalled counts the messages a delete marker (RECALL_MESSAGE) kept
+	// from delivery since start.
+	Recalled int64
 }
 
 // TimerStats returns the timer service's statistics (zero before Start or
@@ -33,6 +36,6 @@ func (s *Service) TimerStats() TimerStats {
 		return TimerStats{}
 	}
 	return TimerStats{Enabled: true, Pending: t.pending.Load(), Loaded: t.loaded.Load(), Delivered: t.delivered.Load(),
-		RescanRecords: t.rescanRecords.Load(),
-		OffsetBehind:  max(0, s.store.MaxOffset(protocol.TimerTopic, TimerMessageQueue)-t.scannedStat.Load())}
+		RescanRecords: t.rescanRecords.Load(), Recalled: t.recalled.Load(),
+		OffsetBehind: max(0, s.store.MaxOffset(protocol.TimerTopic, TimerMessageQueue)-t.scannedStat.Load())}
 }
