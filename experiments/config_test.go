@@ -108,7 +108,9 @@ func TestShippedExperimentsValid(t *testing.T) {
 		}
 		r := *e
 		r.ApplyReference()
-		if err := r.Validate(); err != nil || r.Warmup < ReferenceWarmup || r.Repetitions < ReferenceReps {
+		// A transient keeps its own warm-up (ApplyReference's doc).
+		if err := r.Validate(); err != nil || (r.Warmup < ReferenceWarmup && !r.Transient) || r.Repetitions < ReferenceReps ||
+			r.Duration < ReferenceMinDuration {
 			t.Errorf("%s --reference: %v (%v warm-up, %d reps)", f, err, r.Warmup.D(), r.Repetitions)
 		}
 		// The plans, with each cell's own measured duration: every pairing
