@@ -224,3 +224,18 @@ func newWorker(f *Factory, recs []*hist.Recorder, w int) *worker {
 	return &worker{rec: recs[w%len(recs)], b: f.NewBuilder(), tm: tm,
 		st: ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}}
 }
+
+// runWorkers runs send on n producer goroutines, each with its own worker,
+// merges each worker's stats into total when its send returns, and returns
+// when all have.
+func runWorkers(n int, f *Factory, recs []*hist.Recorder, total *statsBox, send func(wk *worker)) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			wk := newWorker(f, recs, w)
+			defer func() { total.merge(wk.st) }()
+			send(wk)
+		})
+	}
+	wg.Wait()
+}
