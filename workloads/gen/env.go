@@ -95,11 +95,17 @@ func (s *ProducerStats) add(o ProducerStats) {
 	s.Acked += o.Acked
 	s.Errors += o.Errors
 	s.Bytes += o.Bytes
-	if s.AckedByQueue == nil {
-		s.AckedByQueue = map[workloads.QueueRef]int64{}
+	addByQueue(&s.AckedByQueue, o.AckedByQueue)
+}
+
+// addByQueue adds the per-queue counts of src to *dst, making *dst first if
+// it is nil.
+func addByQueue(dst *map[workloads.QueueRef]int64, src map[workloads.QueueRef]int64) {
+	if *dst == nil {
+		*dst = map[workloads.QueueRef]int64{}
 	}
-	for q, n := range o.AckedByQueue {
-		s.AckedByQueue[q] += n
+	for q, n := range src {
+		(*dst)[q] += n
 	}
 }
 
