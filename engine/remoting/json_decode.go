@@ -576,26 +576,11 @@ func (d *jsonDecoder) strBytes() ([]byte, error) {
 				d.pos = p
 				return nil, d.errorf("unterminated escape")
 			}
-			switch e := data[p+1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
+			switch e := data[p+1]; {
+			case simpleEscapes[e] != 0:
+				buf = append(buf, simpleEscapes[e])
 				p += 2
-			case 'b':
-				buf = append(buf, '\b')
-				p += 2
-			case 'f':
-				buf = append(buf, '\f')
-				p += 2
-			case 'n':
-				buf = append(buf, '\n')
-				p += 2
-			case 'r':
-				buf = append(buf, '\r')
-				p += 2
-			case 't':
-				buf = append(buf, '\t')
-				p += 2
-			case 'u':
+			case e == 'u':
 				r := hex4(data[p+2:])
 				if r < 0 {
 					d.pos = p
@@ -633,6 +618,10 @@ func (d *jsonDecoder) strBytes() ([]byte, error) {
 		}
 	}
 }
+
+// simpleEscapes maps the byte after a backslash to the byte a one-byte
+// JSON escape stands for (0: not one; \u is handled apart).
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // scratchPool holds *[]byte buffers for unescaping: a send header's
 // properties are escaped (\u0001, \u0002), so most JSON send headers
