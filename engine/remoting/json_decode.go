@@ -151,15 +151,8 @@ func (d *jsonDecoder) headerObject(c *Command) error {
 		if err != nil {
 			return err
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("expected ',' or '}' in object")
+		if end, err := d.memberEnd(); end || err != nil {
+			return err
 		}
 	}
 }
@@ -367,15 +360,8 @@ func (d *jsonDecoder) extFields(c *Command) error {
 			}
 			c.ExtFields[key] = val
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("expected ',' or '}' in object")
+		if end, err := d.memberEnd(); end || err != nil {
+			return err
 		}
 	}
 }
@@ -617,6 +603,21 @@ func (d *jsonDecoder) strBytes() ([]byte, error) {
 			p += size
 		}
 	}
+}
+
+// memberEnd reads what follows an object's member: ',' (more members
+// follow) or '}' (end is true: the object ends).
+func (d *jsonDecoder) memberEnd() (end bool, err error) {
+	d.skipWS()
+	switch d.peek() {
+	case ',':
+		d.pos++
+		return false, nil
+	case '}':
+		d.pos++
+		return true, nil
+	}
+	return false, d.errorf("expected ',' or '}' in object")
 }
 
 // simpleEscapes maps the byte after a backslash to the byte a one-byte
