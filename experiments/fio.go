@@ -282,11 +282,7 @@ func RunCeiling(ctx context.Context, opt CeilingOptions) (Outcome, error) {
 	if err := result.WriteResult(runDir, result.Result{Schema: result.SchemaVersion, Experiment: "ceiling", Cells: out.Cells}); err != nil {
 		return out, err
 	}
-	if err := result.WriteBenchFile(runDir, man, out.Cells); err != nil {
-		return out, err
-	}
-	man.Finish(status, time.Now())
-	if err := result.WriteManifest(runDir, man); err != nil {
+	if err := result.FinishRun(runDir, man, out.Cells, status); err != nil {
 		return out, err
 	}
 	out.Status = status

@@ -3,11 +3,9 @@ package experiments
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -38,17 +36,9 @@ func defaultSourceState() sourceState {
 	return sourceState{git: gitOutput, buildInfo: debug.ReadBuildInfo}
 }
 
-func gitOutput(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return "", err
-	}
-	return out.String(), nil
-}
+// gitOutput runs git in the working directory, bounded to 10 s (a diff
+// can be long).
+func gitOutput(args ...string) (string, error) { return result.GitOutput(10*time.Second, args...) }
 
 // intoRepoResults reports whether outRoot is the results/ directory at the
 // top of the git work tree the command runs in.

@@ -187,11 +187,7 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	if _, err := writeOMBResults(runDir, pl.All, out.Cells, opt.OMB); err != nil {
 		man.Warnings = append(man.Warnings, err.Error())
 	}
-	if err := result.WriteBenchFile(runDir, man, out.Cells); err != nil {
-		return out, err
-	}
-	man.Finish(status, time.Now())
-	if err := result.WriteManifest(runDir, man); err != nil {
+	if err := result.FinishRun(runDir, man, out.Cells, status); err != nil {
 		return out, err
 	}
 	out.Status = status

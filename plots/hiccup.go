@@ -22,11 +22,7 @@ const maxHiccupLines = 8
 // first repetition (the one runs keep a log of), log y in ms. A stall
 // shows as a spike that the whole-run percentiles average away.
 func Hiccups(runDir string, cells []result.Cell) (*Figure, error) {
-	type line struct {
-		label string
-		xys   plotter.XYs
-	}
-	var lines []line
+	var lines []labelledLine
 	lo, hi, tMax := math.Inf(1), 0.0, 0.0
 	for _, c := range usable(cells) {
 		if len(lines) == maxHiccupLines {
@@ -58,17 +54,15 @@ func Hiccups(runDir string, cells []result.Cell) (*Figure, error) {
 			lo, hi, tMax = math.Min(lo, y), math.Max(hi, y), math.Max(tMax, x)
 		}
 		if len(xys) > 0 {
-			lines = append(lines, line{cellLabel(c.SystemOrDefault(), c.Name) + " (" + tag + ")", xys})
+			lines = append(lines, labelledLine{cellLabel(c.SystemOrDefault(), c.Name) + " (" + tag + ")", xys})
 		}
 	}
 	if len(lines) == 0 {
 		return nil, noData("hiccups", "no cell has an interval log")
 	}
 	p := newPanel("Maximum latency per interval (hiccups)", "time since the measured phase began (s)", "interval max latency (ms)")
-	for i, l := range lines {
-		if err := addLine(p, l.xys, i, l.label, seriesDashes(i)); err != nil {
-			return nil, err
-		}
+	if err := addLines(p, lines, 1); err != nil {
+		return nil, err
 	}
 	p.X.Min, p.X.Max = 0, math.Max(tMax, 1)
 	setLogY(p, lo, hi)

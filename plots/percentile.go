@@ -19,11 +19,7 @@ const maxInvTail = 1e6
 // percentile (x = +Inf) and non-positive latencies are dropped; the maximum
 // goes into the legend instead.
 func LatencyByPercentile(cells []result.Cell, metric string) (*Figure, error) {
-	type line struct {
-		label string
-		xys   plotter.XYs
-	}
-	var lines []line
+	var lines []labelledLine
 	lo, hi, maxX := math.Inf(1), 0.0, 1.0
 	for _, c := range usable(cells) {
 		m := metric
@@ -56,7 +52,7 @@ func LatencyByPercentile(cells []result.Cell, metric string) (*Figure, error) {
 		if top > 0 {
 			label += " (max " + formatLatency(top) + ")"
 		}
-		lines = append(lines, line{label: label, xys: xys})
+		lines = append(lines, labelledLine{label: label, xys: xys})
 	}
 	if len(lines) == 0 {
 		return nil, noData("latency by percentile", "no cell has a spectrum for metric %q", metric)
@@ -73,14 +69,8 @@ func LatencyByPercentile(cells []result.Cell, metric string) (*Figure, error) {
 		title += " (" + metric + ")"
 	}
 	p := newPanel(title, "percentile", "latency ("+unit+")")
-	for i, l := range lines {
-		scaled := make(plotter.XYs, len(l.xys))
-		for j, xy := range l.xys {
-			scaled[j] = plotter.XY{X: xy.X, Y: xy.Y / div}
-		}
-		if err := addLine(p, scaled, i, l.label, seriesDashes(i)); err != nil {
-			return nil, err
-		}
+	if err := addLines(p, lines, div); err != nil {
+		return nil, err
 	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.TickerFunc(percentileTicks)

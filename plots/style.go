@@ -54,6 +54,30 @@ func seriesDashes(i int) []vg.Length { return plotutil.Dashes(i / 7) }
 // maxGlyphPoints is the longest line drawn with point glyphs.
 const maxGlyphPoints = 60
 
+// labelledLine is one series of a line chart: its legend label and points.
+type labelledLine struct {
+	label string
+	xys   plotter.XYs
+}
+
+// addLines adds lines[i] in series i's style (see addLine) with its y
+// divided by div (1, or a unit's scale).
+func addLines(p *plot.Plot, lines []labelledLine, div float64) error {
+	for i, l := range lines {
+		xys := l.xys
+		if div != 1 {
+			xys = make(plotter.XYs, len(l.xys))
+			for j, xy := range l.xys {
+				xys[j] = plotter.XY{X: xy.X, Y: xy.Y / div}
+			}
+		}
+		if err := addLine(p, xys, i, l.label, seriesDashes(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // addLine adds a line in series i's style (with point glyphs when it is
 // short) and a legend entry.
 func addLine(p *plot.Plot, xys plotter.XYs, i int, label string, dashes []vg.Length) error {

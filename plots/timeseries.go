@@ -73,11 +73,7 @@ func fieldTitle(field string) string {
 // entry per kind. Latencies are scaled to a readable unit; the y axis
 // starts at 0.
 func TimeSeries(cells []result.Cell, field string) (*Figure, error) {
-	type line struct {
-		label string
-		xys   plotter.XYs
-	}
-	var lines []line
+	var lines []labelledLine
 	var markers []result.Marker
 	yMax, tMin, tMax := 0.0, math.Inf(1), math.Inf(-1)
 	for _, c := range usable(cells) {
@@ -94,7 +90,7 @@ func TimeSeries(cells []result.Cell, field string) (*Figure, error) {
 		if len(xys) == 0 {
 			continue
 		}
-		lines = append(lines, line{cellLabel(c.SystemOrDefault(), c.Name), xys})
+		lines = append(lines, labelledLine{cellLabel(c.SystemOrDefault(), c.Name), xys})
 		for _, m := range c.Markers {
 			if !math.IsNaN(m.T) && !math.IsInf(m.T, 0) {
 				markers = append(markers, m)
@@ -139,14 +135,8 @@ func TimeSeries(cells []result.Cell, field string) (*Figure, error) {
 			}
 		}
 	}
-	for i, l := range lines {
-		scaled := make(plotter.XYs, len(l.xys))
-		for j, xy := range l.xys {
-			scaled[j] = plotter.XY{X: xy.X, Y: xy.Y / div}
-		}
-		if err := addLine(p, scaled, i, l.label, seriesDashes(i)); err != nil {
-			return nil, err
-		}
+	if err := addLines(p, lines, div); err != nil {
+		return nil, err
 	}
 	for ki, kind := range kinds { // legend entries after the lines'
 		name := kind

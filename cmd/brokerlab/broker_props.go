@@ -69,20 +69,7 @@ func brokerFileFromProps(p *brokerconf.Props, confDir string) (brokerFile, error
 	f.Namesrv = splitAddrs(namesrv)
 	p.String("brokerIP1", &f.BrokerIP)
 
-	var port *int64
-	bind := ""
-	p.Int("listenPort", 0, 65535, &port)
-	p.String("bindAddress", &bind)
-	if port != nil || bind != "" {
-		if bind == "" {
-			bind = rmqDefaultBindAddr
-		}
-		pn := int64(rmqDefaultListenPort)
-		if port != nil {
-			pn = *port
-		}
-		f.Listen = net.JoinHostPort(bind, strconv.FormatInt(pn, 10))
-	}
+	f.Listen = listenProp(p, rmqDefaultListenPort)
 	p.Int("haListenPort", 0, 65535, &f.HAListenPort)
 	p.String("haMasterAddress", &f.HAMasterAddress)
 	p.Bool("slaveReadEnable", &f.SlaveReadEnable)
@@ -235,4 +222,24 @@ func brokerFileFromProps(p *brokerconf.Props, confDir string) (brokerFile, error
 		errs = append([]error{err}, errs...)
 	}
 	return f, errors.Join(errs...)
+}
+
+// listenProp is the listen address that listenPort and bindAddress give
+// when either is set (Java's defaults: defaultPort on 0.0.0.0), else "".
+func listenProp(p *brokerconf.Props, defaultPort int64) string {
+	var port *int64
+	bind := ""
+	p.Int("listenPort", 0, 65535, &port)
+	p.String("bindAddress", &bind)
+	if port == nil && bind == "" {
+		return ""
+	}
+	if bind == "" {
+		bind = rmqDefaultBindAddr
+	}
+	pn := defaultPort
+	if port != nil {
+		pn = *port
+	}
+	return net.JoinHostPort(bind, strconv.FormatInt(pn, 10))
 }

@@ -47,20 +47,7 @@ type namesrvFile struct {
 // defaults: 9876 on 0.0.0.0).
 func namesrvFileFromProps(p *brokerconf.Props) (namesrvFile, error) {
 	var f namesrvFile
-	var port *int64
-	bind := ""
-	p.Int("listenPort", 0, 65535, &port)
-	p.String("bindAddress", &bind)
-	if port != nil || bind != "" {
-		if bind == "" {
-			bind = rmqDefaultBindAddr
-		}
-		pn := int64(9876)
-		if port != nil {
-			pn = *port
-		}
-		f.listen = net.JoinHostPort(bind, strconv.FormatInt(pn, 10))
-	}
+	f.listen = listenProp(p, 9876)
 	p.Int("scanNotActiveBrokerInterval", 1, 1<<40, &f.scanInterval)
 	p.Bool("deleteTopicWithBrokerRegistration", &f.deleteTopicWithRegistration)
 	p.Int("defaultThreadPoolNums", 1, 1<<20, &f.defaultWorkers)

@@ -183,11 +183,11 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.goLoop(b.sendWorker)
 	}
 	b.goLoop(b.fastFailureLoop)
-	b.goLoop(b.holdCheckLoop)
-	b.goLoop(b.clientScanLoop)
+	b.goEvery(b.cfg.LongPollingCheckInterval, func(time.Time) { b.holds.check() }) // re-check held pulls
+	b.goEvery(b.cfg.ClientScanInterval, b.dropExpiredClients)
 	b.goLoop(b.txn.CheckLoop)
 	b.goLoop(b.admin.SampleLoop)
-	b.goLoop(b.offsetPersistLoop)
+	b.goEvery(b.cfg.FlushConsumerOffsetInterval, b.persistOffsets)
 	if b.cfg.Role != Slave { // delayed messages are delivered by the master (RocketMQ)
 		b.delay.Start()
 	}
@@ -260,6 +260,23 @@ func (b *Broker) goLoop(f func()) {
 		defer b.wg.Done()
 		f()
 	}()
+}
+
+// goEvery runs f every interval, with the tick's time, on a goroutine
+// Shutdown waits for, until Shutdown closes b.stop.
+func (b *Broker) goEvery(interval time.Duration, f func(now time.Time)) {
+	b.goLoop(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case now := <-t.C:
+				f(now)
+			}
+		}
+	})
 }
 
 // advertisedAddr is BrokerIP (or the listen host, or the first non-loopback
@@ -342,21 +359,12 @@ func (b *Broker) arriving(topic string, queueID int32, nextOffset int64) {
 	b.holds.notify(topic, queueID, nextOffset)
 }
 
-// offsetPersistLoop writes the consumer offsets every
+// persistOffsets writes the consumer offsets; Start runs it every
 // FlushConsumerOffsetInterval (BrokerController's persist of
-// ConsumerOffsetManager); Shutdown writes them a last time.
-func (b *Broker) offsetPersistLoop() {
-	t := time.NewTicker(b.cfg.FlushConsumerOffsetInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			if err := b.offsets.Persist(false); err != nil {
-				b.log.Error("broker: persist consumer offsets", "err", err)
-			}
-		}
+// ConsumerOffsetManager) and Shutdown writes them a last time.
+func (b *Broker) persistOffsets(time.Time) {
+	if err := b.offsets.Persist(false); err != nil {
+		b.log.Error("broker: persist consumer offsets", "err", err)
 	}
 }
 
@@ -372,16 +380,8 @@ func (q storeQueues) InMemory(topic string, queueID int32, offset int64) bool {
 	return q.b.store.InMemory(topic, queueID, offset)
 }
 
-// clientScanLoop drops clients whose heartbeats stopped.
-func (b *Broker) clientScanLoop() {
-	t := time.NewTicker(b.cfg.ClientScanInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case now := <-t.C:
-			b.clients.DropExpired(now.Add(-b.cfg.ClientChannelExpiry))
-		}
-	}
+// dropExpiredClients drops clients whose heartbeats stopped
+// ClientChannelExpiry before now; Start runs it every ClientScanInterval.
+func (b *Broker) dropExpiredClients(now time.Time) {
+	b.clients.DropExpired(now.Add(-b.cfg.ClientChannelExpiry))
 }

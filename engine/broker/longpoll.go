@@ -182,19 +182,5 @@ func (h *holdTable) held() int {
 	return n
 }
 
-// holdCheckLoop re-checks held pulls every LongPollingCheckInterval.
-func (b *Broker) holdCheckLoop() {
-	t := time.NewTicker(b.cfg.LongPollingCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			b.holds.check()
-		}
-	}
-}
-
 // HeldPulls is the number of pulls currently held (long polling).
 func (b *Broker) HeldPulls() int { return b.holds.held() }

@@ -123,21 +123,13 @@ func (b *Broker) registerRoundLocked() error {
 		Body:        protocol.RegisterBrokerBody{FilterServerList: []string{}, TopicConfigSerializeWrapper: wrapper},
 	}
 	errs := make([]error, len(b.cfg.NamesrvAddrs))
-	var wg sync.WaitGroup
-	for i, ns := range b.cfg.NamesrvAddrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), b.cfg.RegisterTimeout)
-			defer cancel()
-			if _, err := b.registerWithHA(ctx, ns, req); err != nil {
-				errs[i] = fmt.Errorf("%w: %s: %w", ErrNotRegistered, ns, err)
-				return
-			}
-			b.log.Debug("registered", "namesrv", ns, "topics", len(wrapper.TopicConfigTable), "dataVersion", version)
-		}()
-	}
-	wg.Wait()
+	b.toEveryNamesrv(func(ctx context.Context, i int, ns string) {
+		if _, err := b.registerWithHA(ctx, ns, req); err != nil {
+			errs[i] = fmt.Errorf("%w: %s: %w", ErrNotRegistered, ns, err)
+			return
+		}
+		b.log.Debug("registered", "namesrv", ns, "topics", len(wrapper.TopicConfigTable), "dataVersion", version)
+	})
 	if b.reg.lastOK == nil {
 		b.reg.lastOK = make(map[string]int64, len(b.cfg.NamesrvAddrs))
 	}
@@ -156,19 +148,26 @@ func (b *Broker) registerRoundLocked() error {
 
 // unregisterAll sends UNREGISTER_BROKER to every name server at once.
 func (b *Broker) unregisterAll() {
+	b.toEveryNamesrv(func(ctx context.Context, _ int, ns string) {
+		err := namesrv.UnregisterBroker(ctx, b.ns, ns, namesrv.UnregisterBrokerRequest{
+			ClusterName: b.cfg.ClusterName, BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr, BrokerID: b.cfg.BrokerID})
+		if err != nil {
+			b.log.Warn("unregister broker failed", "namesrv", ns, "err", err)
+		}
+	})
+}
+
+// toEveryNamesrv calls f for every name server (i its index in
+// NamesrvAddrs) at once, each with its own RegisterTimeout, and returns
+// when all have returned.
+func (b *Broker) toEveryNamesrv(f func(ctx context.Context, i int, ns string)) {
 	var wg sync.WaitGroup
-	for _, ns := range b.cfg.NamesrvAddrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i, ns := range b.cfg.NamesrvAddrs {
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), b.cfg.RegisterTimeout)
 			defer cancel()
-			err := namesrv.UnregisterBroker(ctx, b.ns, ns, namesrv.UnregisterBrokerRequest{
-				ClusterName: b.cfg.ClusterName, BrokerName: b.cfg.BrokerName, BrokerAddr: b.addr, BrokerID: b.cfg.BrokerID})
-			if err != nil {
-				b.log.Warn("unregister broker failed", "namesrv", ns, "err", err)
-			}
-		}()
+			f(ctx, i, ns)
+		})
 	}
 	wg.Wait()
 }

@@ -29,14 +29,10 @@ const (
 // durability on (handOn): the waiter goroutine answers.
 func (b *Broker) sendMessage(op *sendOp) *remoting.Command {
 	ctx, conn, req, sc := op.ctx, op.conn, op.req, op.sc
-	if resp := b.refuseOnSlave(); resp != nil {
+	h, resp := b.openSend(conn, req, sc)
+	if resp != nil {
 		return resp
 	}
-	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
-	if err != nil {
-		return conn.BadRequest(req, err)
-	}
-	b.sendBegin(sc, &h)
 	m := &op.msg
 	*m = record.Message{
 		Topic: h.Topic, Flag: h.Flag, SysFlag: h.SysFlag, Body: req.Body, Properties: h.Properties,
@@ -137,17 +133,28 @@ func (b *Broker) sendAnswer(op *sendOp, res PutResult, err error) *remoting.Comm
 	return op.storedResponse(code, remark, phys, res.QueueOffset)
 }
 
-// sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body
-// a concatenation of batch items.
-func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command, sc *SendContext) *remoting.Command {
+// openSend is how every send starts: a slave refuses it, else its header
+// is parsed (a bad one answered) and the send hooks see it begin. A non-nil
+// response is the send's answer.
+func (b *Broker) openSend(conn *remoting.Conn, req *remoting.Command, sc *SendContext) (protocol.SendMessageHeader, *remoting.Command) {
 	if resp := b.refuseOnSlave(); resp != nil {
-		return resp
+		return protocol.SendMessageHeader{}, resp
 	}
 	h, err := protocol.ParseSendMessageHeader(req.ExtFields)
 	if err != nil {
-		return conn.BadRequest(req, err)
+		return h, conn.BadRequest(req, err)
 	}
 	b.sendBegin(sc, &h)
+	return h, nil
+}
+
+// sendBatch handles SEND_BATCH_MESSAGE (320): one topic and queue, the body
+// a concatenation of batch items.
+func (b *Broker) sendBatch(ctx context.Context, conn *remoting.Conn, req *remoting.Command, sc *SendContext) *remoting.Command {
+	h, resp := b.openSend(conn, req, sc)
+	if resp != nil {
+		return resp
+	}
 	if isRetryTopic(h.Topic) {
 		return responsef(protocol.RespMessageIllegal, "batch request does not support retry group %s", h.Topic)
 	}

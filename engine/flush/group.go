@@ -423,18 +423,14 @@ func (p *groupPolicy) Close() error {
 		p.mu.Unlock()
 		served := 0
 		for _, w := range waiting {
+			res, covered := p.answer(w.pos, target, flushed, err)
 			switch {
-			case err != nil:
-				w.ch <- err
-			case w.pos <= flushed:
+			case !covered:
+				res = ErrClosed
+			case res == nil:
 				served++
-				w.ch <- nil
-			case w.pos <= target:
-				p.shortFlushes.Add(1)
-				w.ch <- shortFlush(w.pos, flushed)
-			default:
-				w.ch <- ErrClosed
 			}
+			w.ch <- res
 		}
 		if ran {
 			p.recordFlush(d, served)

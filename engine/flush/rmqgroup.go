@@ -158,19 +158,14 @@ func (p *rmqGroupPolicy) serve() {
 	flushed := p.flushed.Load()
 	var again []*rmqWaiter
 	for _, w := range p.read {
-		switch {
-		case err != nil:
-			w.ch <- err
-		case w.pos <= flushed:
-			w.ch <- nil
-		case w.pos <= target:
-			p.shortFlushes.Add(1)
-			w.ch <- shortFlush(w.pos, flushed)
-		default:
+		res, covered := p.answer(w.pos, target, flushed, err)
+		if !covered {
 			// Appended after the flush captured its position; the next
 			// flush serves it.
 			again = append(again, w)
+			continue
 		}
+		w.ch <- res
 	}
 	clear(p.read)
 	p.read = p.read[:0]
@@ -215,17 +210,11 @@ func (p *rmqGroupPolicy) Close() error {
 		err := p.flush(len(late), target)
 		flushed := p.flushed.Load()
 		for _, w := range late {
-			switch {
-			case err != nil:
-				w.ch <- err
-			case w.pos <= flushed:
-				w.ch <- nil
-			case w.pos <= target:
-				p.shortFlushes.Add(1)
-				w.ch <- shortFlush(w.pos, flushed)
-			default:
-				w.ch <- ErrClosed
+			res, covered := p.answer(w.pos, target, flushed, err)
+			if !covered {
+				res = ErrClosed
 			}
+			w.ch <- res
 		}
 		p.cerr = err
 		if err == nil && flushed < target {

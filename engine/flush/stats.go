@@ -44,6 +44,24 @@ type counters struct {
 	latency                                          [LatencyBuckets]atomic.Uint64
 }
 
+// answer is what a commit waiting for pos learns from a flush that aimed
+// at target, returned err and left the file flushed to flushed: err, nil
+// when pos is flushed, or a (counted) short-flush error when the flush fell
+// short of pos. covered is false when pos lies beyond target (appended after
+// the flush took its target), so the flush said nothing about it.
+func (c *counters) answer(pos, target, flushed int64, err error) (res error, covered bool) {
+	switch {
+	case err != nil:
+		return err, true
+	case pos <= flushed:
+		return nil, true
+	case pos <= target:
+		c.shortFlushes.Add(1)
+		return shortFlush(pos, flushed), true
+	}
+	return nil, false
+}
+
 func (c *counters) recordFlush(d time.Duration, waiters int) {
 	c.flushes.Add(1)
 	c.flushNanos.Add(uint64(d))

@@ -20,26 +20,13 @@ package index
 // (the store does so with MessageIndexSafe). It returns the number of files
 // removed.
 func (s *Service) DeleteUnsafe(ts int64) (int, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.closed {
-		return 0, ErrClosed
-	}
-	s.mu.Lock()
-	var kept, removed []*file
 	seenTie := false
-	for i, x := range s.files {
-		switch {
-		case x.endTS.Load() == ts && seenTie:
-			removed = append(removed, x)
-		case i == len(s.files)-1 && !x.full():
-			removed = append(removed, x)
-		default:
-			seenTie = seenTie || x.endTS.Load() == ts
-			kept = append(kept, x)
+	return s.removeWhere(func(x *file, last bool) bool {
+		tie := x.endTS.Load() == ts
+		if tie && seenTie || last && !x.full() {
+			return true
 		}
-	}
-	s.files = kept
-	s.mu.Unlock()
-	return len(removed), s.destroy(removed)
+		seenTie = seenTie || tie
+		return false
+	})
 }

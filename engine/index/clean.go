@@ -31,6 +31,12 @@ func (s *Service) DeleteBelowPhy(minPhy int64) (int, error) {
 // indexMsgTimestamp (data in such files may not have reached the disk). It
 // returns the number of files removed; the next Put starts a fresh file.
 func (s *Service) DeleteNewerThan(ts int64) (int, error) {
+	return s.removeWhere(func(x *file, _ bool) bool { return x.endTS.Load() > ts })
+}
+
+// removeWhere removes the files drop picks, called on each file oldest
+// first (last: it is the newest), and returns how many it removed.
+func (s *Service) removeWhere(drop func(x *file, last bool) bool) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -38,8 +44,8 @@ func (s *Service) DeleteNewerThan(ts int64) (int, error) {
 	}
 	s.mu.Lock()
 	var kept, removed []*file
-	for _, x := range s.files {
-		if x.endTS.Load() > ts {
+	for i, x := range s.files {
+		if drop(x, i == len(s.files)-1) {
 			removed = append(removed, x)
 		} else {
 			kept = append(kept, x)

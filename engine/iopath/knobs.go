@@ -31,6 +31,18 @@ func validateConfig(cfg *Config) error {
 	return fmt.Errorf("%w %q", ErrBadAdvice, cfg.Advice)
 }
 
+// lockMemory mlocks b (mlock is the platform's; tests replace it),
+// wrapping a failure in ErrMlock.
+func lockMemory(b []byte, what string) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if err := mlock(b); err != nil {
+		return fmt.Errorf("%w: %s (%d bytes): %w", ErrMlock, what, len(b), err)
+	}
+	return nil
+}
+
 // touchPages writes a 0 byte at from and at every later multiple of
 // pageSize in b, so that later writes there do not fault (RocketMQ
 // warmMappedFile). Bytes below from hold data and are not touched.

@@ -13,17 +13,6 @@ const oDirect = unix.O_DIRECT
 // RLIMIT_MEMLOCK (the test process may hold CAP_IPC_LOCK).
 var mlock = unix.Mlock
 
-// lockMemory mlocks b, wrapping a failure in ErrMlock.
-func lockMemory(b []byte, what string) error {
-	if len(b) == 0 {
-		return nil
-	}
-	if err := mlock(b); err != nil {
-		return fmt.Errorf("%w: %s (%d bytes): %w", ErrMlock, what, len(b), err)
-	}
-	return nil
-}
-
 func madviseFlag(a Advice) int {
 	switch a {
 	case AdviceRandom:

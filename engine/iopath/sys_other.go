@@ -12,16 +12,6 @@ const oDirect = 0
 
 var mlock = func(b []byte) error { return fmt.Errorf("mlock: %w", ErrUnsupported) }
 
-func lockMemory(b []byte, what string) error {
-	if len(b) == 0 {
-		return nil
-	}
-	if err := mlock(b); err != nil {
-		return fmt.Errorf("%w: %s (%d bytes): %w", ErrMlock, what, len(b), err)
-	}
-	return nil
-}
-
 // Advice is accepted and ignored off Linux.
 func madvise(b []byte, a Advice) error                 { return nil }
 func fadvise(fd uintptr, off, n int64, a Advice) error { return nil }

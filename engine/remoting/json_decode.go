@@ -151,15 +151,8 @@ func (d *jsonDecoder) headerObject(c *Command) error {
 		if err != nil {
 			return err
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("expected ',' or '}' in object")
+		if end, err := d.memberEnd(); end || err != nil {
+			return err
 		}
 	}
 }
@@ -367,15 +360,8 @@ func (d *jsonDecoder) extFields(c *Command) error {
 			}
 			c.ExtFields[key] = val
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("expected ',' or '}' in object")
+		if end, err := d.memberEnd(); end || err != nil {
+			return err
 		}
 	}
 }
@@ -576,26 +562,11 @@ func (d *jsonDecoder) strBytes() ([]byte, error) {
 				d.pos = p
 				return nil, d.errorf("unterminated escape")
 			}
-			switch e := data[p+1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
+			switch e := data[p+1]; {
+			case simpleEscapes[e] != 0:
+				buf = append(buf, simpleEscapes[e])
 				p += 2
-			case 'b':
-				buf = append(buf, '\b')
-				p += 2
-			case 'f':
-				buf = append(buf, '\f')
-				p += 2
-			case 'n':
-				buf = append(buf, '\n')
-				p += 2
-			case 'r':
-				buf = append(buf, '\r')
-				p += 2
-			case 't':
-				buf = append(buf, '\t')
-				p += 2
-			case 'u':
+			case e == 'u':
 				r := hex4(data[p+2:])
 				if r < 0 {
 					d.pos = p
@@ -633,6 +604,25 @@ func (d *jsonDecoder) strBytes() ([]byte, error) {
 		}
 	}
 }
+
+// memberEnd reads what follows an object's member: ',' (more members
+// follow) or '}' (end is true: the object ends).
+func (d *jsonDecoder) memberEnd() (end bool, err error) {
+	d.skipWS()
+	switch d.peek() {
+	case ',':
+		d.pos++
+		return false, nil
+	case '}':
+		d.pos++
+		return true, nil
+	}
+	return false, d.errorf("expected ',' or '}' in object")
+}
+
+// simpleEscapes maps the byte after a backslash to the byte a one-byte
+// JSON escape stands for (0: not one; \u is handled apart).
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // scratchPool holds *[]byte buffers for unescaping: a send header's
 // properties are escaped (\u0001, \u0002), so most JSON send headers

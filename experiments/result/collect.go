@@ -48,9 +48,13 @@ func defaultCollector() collector {
 	}
 }
 
-// runGit runs git in the working directory with a time bound.
-func runGit(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// runGit runs git in the working directory, bounded to 5 s.
+func runGit(args ...string) (string, error) { return GitOutput(5*time.Second, args...) }
+
+// GitOutput runs git with args in the working directory, bounded by timeout,
+// and returns what it wrote to its standard output.
+func GitOutput(timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "git", args...)

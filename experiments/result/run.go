@@ -121,6 +121,16 @@ func WriteResult(dir string, r Result) error {
 	return nil
 }
 
+// FinishRun writes a run's last files: the Go bench file of cells, then the
+// manifest, marked finished now with status.
+func FinishRun(dir string, m Manifest, cells []Cell, status string) error {
+	if err := WriteBenchFile(dir, m, cells); err != nil {
+		return err
+	}
+	m.Finish(status, time.Now())
+	return WriteManifest(dir, m)
+}
+
 // WriteBenchFile writes dir/bench.txt atomically (see WriteBench).
 func WriteBenchFile(dir string, m Manifest, cells []Cell) error {
 	var buf bytes.Buffer

@@ -3,7 +3,6 @@ package gen
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,42 +63,34 @@ func (p *ClosedLoop) Run(ctx context.Context, env Env) error {
 	recs := recorders(env.Col, p.cfg.Producers)
 	var seq, measured atomic.Int64
 
-	var wg sync.WaitGroup
-	for w := 0; w < p.cfg.Producers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			wk := newWorker(p.factory, recs, w)
-			rec, b, tm := wk.rec, wk.b, wk.tm
-			st := &wk.st
-			defer func() { p.stats.merge(wk.st) }()
-			for ctx.Err() == nil {
-				m := b.Message(uint64(seq.Add(1) - 1))
-				actual := env.at(time.Now()) // the header's born time: see Env.at
-				if env.pastEnd(actual) {
-					return
-				}
-				if p.cfg.Count > 0 && !actual.Before(env.MeasureFrom) && measured.Add(1) > p.cfg.Count {
-					return
-				}
-				r := rec.In(hist.PhaseOf(actual, env.MeasureFrom))
-				Stamp(m.Body, actual, 0)
-				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit, p.cfg.SendTimeout)
-				if stop {
-					return
-				}
-				if !acked {
-					continue
-				}
-				if p.cfg.CorrectedInterval > 0 {
-					r.RecordCorrected(MetricServiceCorrected, ack.Sub(actual), p.cfg.CorrectedInterval)
-				}
-				if p.cfg.ThinkTime > 0 && !sleepUntil(ctx, tm, ack.Add(p.cfg.ThinkTime)) {
-					return
-				}
+	runWorkers(p.cfg.Producers, p.factory, recs, &p.stats, func(wk *worker) {
+		rec, b, tm := wk.rec, wk.b, wk.tm
+		st := &wk.st
+		for ctx.Err() == nil {
+			m := b.Message(uint64(seq.Add(1) - 1))
+			actual := env.at(time.Now()) // the header's born time: see Env.at
+			if env.pastEnd(actual) {
+				return
 			}
-		}(w)
-	}
-	wg.Wait()
+			if p.cfg.Count > 0 && !actual.Before(env.MeasureFrom) && measured.Add(1) > p.cfg.Count {
+				return
+			}
+			r := rec.In(hist.PhaseOf(actual, env.MeasureFrom))
+			Stamp(m.Body, actual, 0)
+			ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit, p.cfg.SendTimeout)
+			if stop {
+				return
+			}
+			if !acked {
+				continue
+			}
+			if p.cfg.CorrectedInterval > 0 {
+				r.RecordCorrected(MetricServiceCorrected, ack.Sub(actual), p.cfg.CorrectedInterval)
+			}
+			if p.cfg.ThinkTime > 0 && !sleepUntil(ctx, tm, ack.Add(p.cfg.ThinkTime)) {
+				return
+			}
+		}
+	})
 	return limit.result()
 }

@@ -165,12 +165,7 @@ func addConsumerStats(a *ConsumerStats, b ConsumerStats) {
 	a.Duplicates += b.Duplicates
 	a.Foreign += b.Foreign
 	a.PullErrors += b.PullErrors
-	if a.UniqueByQueue == nil {
-		a.UniqueByQueue = map[workloads.QueueRef]int64{}
-	}
-	for q, n := range b.UniqueByQueue {
-		a.UniqueByQueue[q] += n
-	}
+	addByQueue(&a.UniqueByQueue, b.UniqueByQueue)
 }
 
 // TailConsumer follows each queue from its end at Prepare time.

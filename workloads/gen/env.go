@@ -95,11 +95,17 @@ func (s *ProducerStats) add(o ProducerStats) {
 	s.Acked += o.Acked
 	s.Errors += o.Errors
 	s.Bytes += o.Bytes
-	if s.AckedByQueue == nil {
-		s.AckedByQueue = map[workloads.QueueRef]int64{}
+	addByQueue(&s.AckedByQueue, o.AckedByQueue)
+}
+
+// addByQueue adds the per-queue counts of src to *dst, making *dst first if
+// it is nil.
+func addByQueue(dst *map[workloads.QueueRef]int64, src map[workloads.QueueRef]int64) {
+	if *dst == nil {
+		*dst = map[workloads.QueueRef]int64{}
 	}
-	for q, n := range o.AckedByQueue {
-		s.AckedByQueue[q] += n
+	for q, n := range src {
+		(*dst)[q] += n
 	}
 }
 
@@ -223,4 +229,19 @@ func newWorker(f *Factory, recs []*hist.Recorder, w int) *worker {
 	tm.Stop()
 	return &worker{rec: recs[w%len(recs)], b: f.NewBuilder(), tm: tm,
 		st: ProducerStats{AckedByQueue: map[workloads.QueueRef]int64{}}}
+}
+
+// runWorkers runs send on n producer goroutines, each with its own worker,
+// merges each worker's stats into total when its send returns, and returns
+// when all have.
+func runWorkers(n int, f *Factory, recs []*hist.Recorder, total *statsBox, send func(wk *worker)) {
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			wk := newWorker(f, recs, w)
+			defer func() { total.merge(wk.st) }()
+			send(wk)
+		})
+	}
+	wg.Wait()
 }

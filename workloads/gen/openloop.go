@@ -101,41 +101,33 @@ func (p *OpenLoop) Run(ctx context.Context, env Env) error {
 	limit := &errLimit{max: p.cfg.MaxErrors, cancel: cancel}
 	recs := recorders(env.Col, p.cfg.Workers)
 
-	var wg sync.WaitGroup
-	for w := 0; w < p.cfg.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			wk := newWorker(p.factory, recs, w)
-			rec, b, tm := wk.rec, wk.b, wk.tm
-			st := &wk.st
-			defer func() { p.stats.merge(wk.st) }()
-			for {
-				seq, intended, ok := sch.next()
-				if !ok {
-					return
-				}
-				m := b.Message(seq) // built before the wait: not part of the send delay
-				if !sleepUntil(ctx, tm, intended) {
-					return
-				}
-				actual := env.at(time.Now())
-				delay := max(actual.Sub(intended), 0)
-				r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
-				stampIntended(m.Body, intended, delay)
-				ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit, p.cfg.SendTimeout)
-				if stop {
-					return
-				}
-				if !acked {
-					r.Record(MetricResponseFailed, failedLatency(ack.Sub(intended), p.cfg.SendTimeout))
-					continue
-				}
-				r.Record(MetricResponse, ack.Sub(intended))
-				r.Record(MetricSendDelay, delay)
+	runWorkers(p.cfg.Workers, p.factory, recs, &p.stats, func(wk *worker) {
+		rec, b, tm := wk.rec, wk.b, wk.tm
+		st := &wk.st
+		for {
+			seq, intended, ok := sch.next()
+			if !ok {
+				return
 			}
-		}(w)
-	}
-	wg.Wait()
+			m := b.Message(seq) // built before the wait: not part of the send delay
+			if !sleepUntil(ctx, tm, intended) {
+				return
+			}
+			actual := env.at(time.Now())
+			delay := max(actual.Sub(intended), 0)
+			r := rec.In(hist.PhaseOf(intended, env.MeasureFrom))
+			stampIntended(m.Body, intended, delay)
+			ack, acked, stop := sendAccounted(ctx, p.drv, m, actual, st, r, limit, p.cfg.SendTimeout)
+			if stop {
+				return
+			}
+			if !acked {
+				r.Record(MetricResponseFailed, failedLatency(ack.Sub(intended), p.cfg.SendTimeout))
+				continue
+			}
+			r.Record(MetricResponse, ack.Sub(intended))
+			r.Record(MetricSendDelay, delay)
+		}
+	})
 	return limit.result()
 }

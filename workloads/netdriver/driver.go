@@ -131,13 +131,19 @@ func (d *Driver) Send(ctx context.Context, m *workloads.Message) error {
 	return err
 }
 
+// openQueue is the queue an asynchronous or oneway send of m goes to, or
+// workloads.ErrClosed once the driver is closed.
+func (d *Driver) openQueue(ctx context.Context, m *workloads.Message) (queueRef, error) {
+	if d.closed.Load() {
+		return queueRef{}, workloads.ErrClosed
+	}
+	return d.queue(ctx, m.Topic, m.QueueID, true)
+}
+
 // SendAsync sends m and calls cb with the outcome once, from another
 // goroutine, unless SendAsync itself returns an error.
 func (d *Driver) SendAsync(ctx context.Context, m *workloads.Message, cb func(error)) error {
-	if d.closed.Load() {
-		return workloads.ErrClosed
-	}
-	q, err := d.queue(ctx, m.Topic, m.QueueID, true)
+	q, err := d.openQueue(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -159,10 +165,7 @@ func (d *Driver) SendAsync(ctx context.Context, m *workloads.Message, cb func(er
 // SendOneway writes m with the oneway flag: the broker stores it without
 // answering, so nothing reports whether it was stored.
 func (d *Driver) SendOneway(ctx context.Context, m *workloads.Message) error {
-	if d.closed.Load() {
-		return workloads.ErrClosed
-	}
-	q, err := d.queue(ctx, m.Topic, m.QueueID, true)
+	q, err := d.openQueue(ctx, m)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,19 @@ func loadGroups(content []byte, save func([]byte) error) (*Groups, error) {
 	if err := json.Unmarshal(content, &w); err != nil {
 		return nil, fmt.Errorf("meta: %s: %w", SubscriptionGroupFile, err)
 	}
-	for name, c := range w.SubscriptionGroupTable {
+	t.putAllLocked(w.SubscriptionGroupTable)
+	if w.ForbiddenTable != nil {
+		t.mu.forbidden = w.ForbiddenTable
+	}
+	t.mu.version = w.DataVersion
+	return t, nil
+}
+
+// putAllLocked puts each of a wire table's configs into the table, keyed
+// by its name there: an empty GroupName becomes that name and nil
+// Attributes an empty map. The caller holds t.mu (or owns t alone).
+func (t *Groups) putAllLocked(table map[string]protocol.SubscriptionGroupConfig) {
+	for name, c := range table {
 		if c.GroupName == "" {
 			c.GroupName = name
 		}
@@ -88,11 +100,6 @@ func loadGroups(content []byte, save func([]byte) error) (*Groups, error) {
 		}
 		t.mu.table[name] = c
 	}
-	if w.ForbiddenTable != nil {
-		t.mu.forbidden = w.ForbiddenTable
-	}
-	t.mu.version = w.DataVersion
-	return t, nil
 }
 
 // Get returns a group's config.
@@ -185,15 +192,7 @@ func (t *Groups) Replace(w protocol.SubscriptionGroupWrapper) error {
 		return nil
 	}
 	t.mu.table = map[string]protocol.SubscriptionGroupConfig{}
-	for name, c := range w.SubscriptionGroupTable {
-		if c.GroupName == "" {
-			c.GroupName = name
-		}
-		if c.Attributes == nil {
-			c.Attributes = map[string]string{}
-		}
-		t.mu.table[name] = c
-	}
+	t.putAllLocked(w.SubscriptionGroupTable)
 	t.mu.forbidden = map[string]map[string]int32{}
 	for g, m := range w.ForbiddenTable {
 		t.mu.forbidden[g] = maps.Clone(m)
