@@ -14,6 +14,10 @@ type Config struct {
 	// (it never starts without one). Sends to other topics fetch their
 	// route on first use. Required.
 	Topics []string
+	// Consume starts the simple consumer in New, subscribed to Topics, while
+	// the producer starts (each waits about a second for the service's
+	// settings); otherwise it starts on the first Pull or MaxOffset.
+	Consume bool
 	// ConsumerGroup is the simple consumer's group. The broker's POP
 	// service spreads a group's messages over its consumers, so two drivers
 	// of one group split the messages between them.

@@ -103,18 +103,39 @@ func New(cfg Config) (*Driver, error) {
 		rmq.ResetLogger()
 	})
 	rmq.EnableSsl = cfg.TLS
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	consumed := make(chan error, 1)
+	if cfg.Consume {
+		go func() {
+			var err error
+			for _, t := range cfg.Topics {
+				if err = d.subscribe(t); err != nil {
+					break
+				}
+			}
+			consumed <- err
+		}()
+	} else {
+		consumed <- nil
+	}
 	p, err := rmq.NewProducer(d.clientConfig(""), rmq.WithMaxAttempts(int32(cfg.MaxAttempts)),
 		rmq.WithTopics(cfg.Topics...))
 	if err != nil {
+		<-consumed
+		d.cancel()
+		d.closeConsumer()
 		d.removeLogDir()
 		return nil, fmt.Errorf("rmq5driver: new producer: %w", err)
 	}
-	if err := p.Start(); err != nil {
-		d.removeLogDir()
-		return nil, fmt.Errorf("rmq5driver: start producer: %w", err)
-	}
+	perr := p.Start()
 	d.producer = p
-	d.ctx, d.cancel = context.WithCancel(context.Background())
+	if cerr := <-consumed; perr != nil || cerr != nil {
+		if perr != nil {
+			perr = fmt.Errorf("rmq5driver: start producer: %w", perr)
+		}
+		_ = d.Close()
+		return nil, cmp.Or(perr, cerr)
+	}
 	return d, nil
 }
 
@@ -183,21 +204,30 @@ func (d *Driver) Close() error {
 		return nil
 	}
 	d.cancel()
-	d.loops.Wait()
-	d.mu.Lock()
-	c := d.consumer
-	d.mu.Unlock()
-	var cerr error
-	if c != nil {
-		cerr = c.GracefulStop()
+	cerr := d.closeConsumer()
+	var perr error
+	if d.producer != nil {
+		perr = d.producer.GracefulStop()
 	}
-	perr := d.producer.GracefulStop()
 	d.removeLogDir()
 	if perr != nil {
 		return fmt.Errorf("rmq5driver: producer stop: %w", perr)
 	}
 	if cerr != nil {
 		return fmt.Errorf("rmq5driver: consumer stop: %w", cerr)
+	}
+	return nil
+}
+
+// closeConsumer stops the receive loops (d.ctx is cancelled) and the simple
+// consumer.
+func (d *Driver) closeConsumer() error {
+	d.loops.Wait()
+	d.mu.Lock()
+	c := d.consumer
+	d.mu.Unlock()
+	if c != nil {
+		return c.GracefulStop()
 	}
 	return nil
 }

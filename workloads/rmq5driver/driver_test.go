@@ -172,6 +172,7 @@ func TestErrorsCloseAndLogs(t *testing.T) {
 	cfg := rmq5driver.DefaultConfig()
 	cfg.Endpoint = env(t, "Quiet", 1)
 	cfg.Topics = []string{"Quiet"}
+	cfg.Consume = true
 	cfg.PullHold = time.Minute
 	d, err := rmq5driver.New(cfg)
 	if err != nil {
