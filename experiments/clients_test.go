@@ -87,3 +87,42 @@ func TestClientRocketMQ5ConsumerLimits(t *testing.T) {
 		t.Fatal("client rocketmq5 in process accepted")
 	}
 }
+
+// A loopback cell driven by the RocketMQ 5 client: the broker's gRPC front
+// end runs in this process beside its remoting port; sends are
+// acknowledged, the tailing consumer reads them (POP) and the broker's
+// stage breakdown counts the sends the front end made for the client.
+func TestRocketMQ5LoopbackCell(t *testing.T) {
+	t.Parallel() // a run of its own: own directories and ports
+	e, err := Parse([]byte(`
+name: rmq5-tiny
+warmup: 100ms
+duration: 500ms
+interval: 100ms
+settle: 1ms
+engine: {segment_size: 1MiB, transport: loopback, flush: async, stages: true, client: rocketmq5}
+workload: {mode: closed, producers: 2, size: "fixed:256", queues: 2, tailing: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	o, err := Run(context.Background(), e, Options{OutRoot: t.TempDir(), StoreRoot: t.TempDir(), Progress: &log,
+		ProgressEvery: time.Second})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(o.Cells) != 1 {
+		t.Fatalf("%d cells", len(o.Cells))
+	}
+	c := o.Cells[0]
+	if c.Error != "" || c.Ops == 0 || c.Failed != 0 {
+		t.Fatalf("cell %s: error %q, %d ops, %d failed\n%s", c.Name, c.Error, c.Ops, c.Failed, log.String())
+	}
+	if q := c.Quantiles["e2e"]; q.Count == 0 {
+		t.Fatalf("cell %s: the tailing consumer read nothing", c.Name)
+	}
+	if q := c.Quantiles[result.StageMetric(result.StageTotal)]; q.Count == 0 {
+		t.Fatalf("cell %s: no stage breakdown", c.Name)
+	}
+}
