@@ -59,7 +59,9 @@ func (d *Driver) receiveLoop(c rmq.SimpleConsumer) {
 			if d.ctx.Err() != nil {
 				return
 			}
+			d.emptyReceives.Add(1)
 			if !notFound(err) {
+				d.emptyReceives.Add(-1)
 				d.receiveErrors.Add(1)
 				select {
 				case <-d.ctx.Done():

@@ -43,6 +43,7 @@ type Driver struct {
 	receiveErrors atomic.Int64
 	ackErrors     atomic.Int64
 	received      atomic.Int64
+	emptyReceives atomic.Int64
 }
 
 // inbox is one queue's received bodies not yet taken by Pull.
@@ -103,6 +104,7 @@ func New(cfg Config) (*Driver, error) {
 		rmq.ResetLogger()
 	})
 	rmq.EnableSsl = cfg.TLS
+	installLongPolling(cfg.Await)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	consumed := make(chan error, 1)
 	if cfg.Consume {
@@ -190,11 +192,13 @@ type Stats struct {
 	Received      int64 // messages received (redeliveries included)
 	ReceiveErrors int64 // failed receives (empty long polls are not failures)
 	AckErrors     int64 // failed acks (the message comes back after Invisible)
+	EmptyReceives int64 // receives that found nothing (MESSAGE_NOT_FOUND)
 }
 
 // Stats returns the consumer side's counts.
 func (d *Driver) Stats() Stats {
-	return Stats{Received: d.received.Load(), ReceiveErrors: d.receiveErrors.Load(), AckErrors: d.ackErrors.Load()}
+	return Stats{Received: d.received.Load(), ReceiveErrors: d.receiveErrors.Load(), AckErrors: d.ackErrors.Load(),
+		EmptyReceives: d.emptyReceives.Load()}
 }
 
 // Close implements workloads.Driver: it stops the receive loops, then the
