@@ -47,7 +47,7 @@ type Config struct {
 	PullHold time.Duration
 	// TLS selects TLS on the gRPC connection (off: the remoting port the
 	// harness compares with is plain TCP). The client keeps this as a
-	// process-wide setting: the last driver created decides it.
+	// process-wide setting: the first driver created decides it.
 	TLS bool
 	// LogDir is where the client writes its log ("" = a temporary
 	// directory made by New and removed by Close; never ~/logs).

@@ -35,8 +35,8 @@
 //
 // The client keeps its log settings and its TLS switch in the process: the
 // first New points the client's log at Config.LogDir (a temporary directory
-// by default; never ~/logs) at Config.LogLevel, and each New sets TLS and
-// the long-polling workaround's await (longpoll.go: the client never sets a
+// by default; never ~/logs) at Config.LogLevel with TLS as Config.TLS, and
+// each New sets the long-polling workaround's await (longpoll.go: the client never sets a
 // receive's long_polling_timeout, which the driver fills in).
 //
 // # Concurrency

@@ -96,6 +96,7 @@ func New(cfg Config) (*Driver, error) {
 		cfg.LogDir, d.logDir = dir, dir
 	}
 	logSetup.Do(func() {
+		rmq.EnableSsl = cfg.TLS // read by every client's dial: set once
 		// The client's logger was made by its package init (lazily opening
 		// ~/logs/rocketmq on the first line); remake it here, before any
 		// line is written.
@@ -103,7 +104,6 @@ func New(cfg Config) (*Driver, error) {
 		_ = os.Setenv(rmq.CLIENT_LOG_LEVEL, cfg.LogLevel)
 		rmq.ResetLogger()
 	})
-	rmq.EnableSsl = cfg.TLS
 	installLongPolling(cfg.Await)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	consumed := make(chan error, 1)

