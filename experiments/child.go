@@ -19,6 +19,7 @@ import (
 
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/flush"
+	"github.com/brokerlab/brokerlab/engine/proxy"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/workloads/natsdriver"
 )
@@ -78,6 +79,10 @@ type childSpec struct {
 	// Namesrv, when set (client rocketmq cells), is the parent's name server
 	// the broker registers with, holding empty pulls as a loopback cell's.
 	Namesrv string `json:"namesrv,omitempty"`
+	// GRPC (client rocketmq5 cells) serves the broker's gRPC front end on
+	// 127.0.0.1:0 beside its remoting port, as `brokerlab broker
+	// --grpc-listen`; READY then carries its address second.
+	GRPC bool `json:"grpc,omitempty"`
 }
 
 // childStats are the broker's store counters (sysStats without the
@@ -188,7 +193,11 @@ func runChild(specJSON string, in io.Reader, out, errw io.Writer) int {
 		return childExitFailed
 	}
 	w := bufio.NewWriter(out)
-	fmt.Fprintf(w, "READY %s\n", srv.Addr())
+	ready := srv.Addr()
+	if g, ok := srv.(interface{ GRPCAddr() string }); ok && g.GRPCAddr() != "" {
+		ready += " " + g.GRPCAddr()
+	}
+	fmt.Fprintf(w, "READY %s\n", ready)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(errw, "brokerlab child: write READY: %v\n", err)
 		_ = srv.Shutdown()
@@ -281,6 +290,7 @@ type brokerChild struct {
 	b   *broker.Broker
 	st  *store.Store
 	cfg store.Config
+	px  *proxy.Server // the gRPC front end (spec.GRPC), else nil
 }
 
 // childBrokerConfig is a loopback cell's broker and store configuration
@@ -314,7 +324,13 @@ func startChildBroker(spec childSpec, errw io.Writer) (*brokerChild, error) {
 		return nil, err // the process exits: its files and sockets go with it
 	}
 	st := b.Store().(broker.EngineStore).EngineStore() // OpenStore's
-	return &brokerChild{b: b, st: st, cfg: sc}, nil
+	c := &brokerChild{b: b, st: st, cfg: sc}
+	if spec.GRPC {
+		if c.px, err = startGRPCFront(b, quiet); err != nil {
+			return nil, err // the process exits
+		}
+	}
+	return c, nil
 }
 
 func closePool(sc store.Config) {
@@ -324,6 +340,14 @@ func closePool(sc store.Config) {
 }
 
 func (c *brokerChild) Addr() string { return c.b.Addr() }
+
+// GRPCAddr is the gRPC front end's address ("" without one).
+func (c *brokerChild) GRPCAddr() string {
+	if c.px == nil {
+		return ""
+	}
+	return c.px.Addr()
+}
 
 func (c *brokerChild) Stats() childStats {
 	if c.st == nil {
@@ -342,6 +366,9 @@ func (c *brokerChild) Settle(timeout time.Duration) error {
 func (c *brokerChild) Shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if c.px != nil {
+		_ = c.px.Shutdown(ctx)
+	}
 	err := c.b.Shutdown(ctx)
 	closePool(c.cfg)
 	return err

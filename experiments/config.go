@@ -243,7 +243,10 @@ type Engine struct {
 	// Client is the loopback producers' and consumers' client: brokerlab
 	// (its own remoting client, workloads/netdriver; the default) or
 	// rocketmq (the official Apache RocketMQ Go client,
-	// workloads/rmqdriver, through an in-process name server).
+	// workloads/rmqdriver, through an in-process name server) or rocketmq5
+	// (the official RocketMQ 5 Go client, workloads/rmq5driver, over the
+	// broker's gRPC front end with POP consumption: at most one tailing
+	// consumer and no lagging one).
 	Client string `yaml:"client,omitempty" json:"client,omitempty"`
 }
 
@@ -575,6 +578,9 @@ func (e *Experiment) Validate() error {
 	if err := e.processStallError(); err != nil {
 		return err
 	}
+	if err := e.rocketmq5ConsumerError(); err != nil {
+		return err
+	}
 	return e.validatePairings()
 }
 
@@ -617,11 +623,11 @@ func validateEngine(en Engine) error {
 		return err
 	}
 	switch en.Client {
-	case ClientBrokerlab, ClientRocketMQ:
+	case ClientBrokerlab, ClientRocketMQ, ClientRocketMQ5:
 	default:
-		return bad("client", en.Client, "brokerlab or rocketmq")
+		return bad("client", en.Client, "brokerlab, rocketmq or rocketmq5")
 	}
-	if en.Client == ClientRocketMQ && ((en.Transport != "loopback" && en.Transport != TransportProcess) || en.TLS) {
+	if (en.Client == ClientRocketMQ || en.Client == ClientRocketMQ5) && ((en.Transport != "loopback" && en.Transport != TransportProcess) || en.TLS) {
 		return bad("client", en.Client, "transport loopback or process without tls (the official client speaks to the broker's port)")
 	}
 	if en.TLS && en.Transport != "loopback" {

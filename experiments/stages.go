@@ -13,6 +13,7 @@ import (
 const (
 	ClientBrokerlab = "brokerlab" // brokerlab's own remoting client (workloads/netdriver)
 	ClientRocketMQ  = "rocketmq"  // the official Apache RocketMQ Go client (workloads/rmqdriver)
+	ClientRocketMQ5 = "rocketmq5" // the official RocketMQ 5 Go client over gRPC (workloads/rmq5driver)
 )
 
 // stageSource is a system that records the per-stage latency breakdown

@@ -10,11 +10,13 @@ import (
 	"github.com/brokerlab/brokerlab/engine/broker"
 	"github.com/brokerlab/brokerlab/engine/commitlog"
 	"github.com/brokerlab/brokerlab/engine/namesrv"
+	"github.com/brokerlab/brokerlab/engine/proxy"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 	"github.com/brokerlab/brokerlab/engine/store"
 	"github.com/brokerlab/brokerlab/engine/vfs/faultfs"
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
+	"github.com/brokerlab/brokerlab/workloads/rmq5driver"
 	"github.com/brokerlab/brokerlab/workloads/rmqdriver"
 )
 
@@ -34,6 +36,10 @@ type brokerSystem struct {
 	// creates the topics) through the in-process name server ns.
 	rd *rmqdriver.Driver
 	ns *namesrv.Server
+	// With client=rocketmq5 the official RocketMQ 5 client drives the cell
+	// (r5) over the broker's gRPC front end px.
+	r5 *rmq5driver.Driver
+	px *proxy.Server
 }
 
 // brokerConfigs are the broker and store configs of a cell whose broker
@@ -129,18 +135,36 @@ func openBrokerSystem(exp Experiment, dir string, h sysHooks) (_ *brokerSystem, 
 			return nil, err
 		}
 	}
+	var px *proxy.Server
+	var r5 *rmq5driver.Driver
+	if exp.Engine.Client == ClientRocketMQ5 {
+		if px, err = startGRPCFront(b, quiet); err == nil {
+			if r5, err = openV5Client(exp, px.Addr()); err != nil {
+				_ = px.Shutdown(context.Background())
+			}
+		}
+		if err != nil {
+			d.Close()
+			b.Shutdown(context.Background())
+			return nil, err
+		}
+	}
 	var rep *replica
 	if exp.Engine.Replication != "none" {
 		if rep, err = startReplica(exp.Engine, dir, b, uint64(exp.Seed), quiet); err != nil {
 			if rd != nil {
 				rd.Close()
 			}
+			if r5 != nil {
+				r5.Close()
+				_ = px.Shutdown(context.Background())
+			}
 			d.Close()
 			b.Shutdown(context.Background())
 			return nil, err
 		}
 	}
-	return &brokerSystem{b: b, st: st, d: d, rd: rd, ns: ns, cfg: sc, rep: rep, stages: stages, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
+	return &brokerSystem{b: b, st: st, d: d, rd: rd, ns: ns, r5: r5, px: px, cfg: sc, rep: rep, stages: stages, inj: stallFunc(func(t time.Duration) { stallNext(inj, t) })}, nil
 }
 
 // StageRecorder is the broker's send-stage recorder (nil without engine.stages).
@@ -151,6 +175,9 @@ type stallFunc func(time.Duration)
 func (f stallFunc) Stall(d time.Duration) { f(d) }
 
 func (s *brokerSystem) Driver() workloads.Driver {
+	if s.r5 != nil {
+		return s.r5
+	}
 	if s.rd != nil {
 		return s.rd
 	}
@@ -158,6 +185,9 @@ func (s *brokerSystem) Driver() workloads.Driver {
 }
 
 func (s *brokerSystem) Source() workloads.Source {
+	if s.r5 != nil {
+		return s.r5
+	}
 	if s.rd != nil {
 		return s.rd
 	}
@@ -188,6 +218,10 @@ func (s *brokerSystem) Close() error {
 	var rderr error
 	if s.rd != nil { // first: its consumers persist offsets to the broker
 		rderr = s.rd.Close()
+	}
+	if s.r5 != nil { // the RocketMQ 5 client, then its front end
+		rderr = s.r5.Close()
+		_ = s.px.Shutdown(context.Background())
 	}
 	derr := s.d.Close()
 	if derr == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/brokerlab/brokerlab/workloads"
 	"github.com/brokerlab/brokerlab/workloads/natsdriver"
 	"github.com/brokerlab/brokerlab/workloads/netdriver"
+	"github.com/brokerlab/brokerlab/workloads/rmq5driver"
 	"github.com/brokerlab/brokerlab/workloads/rmqdriver"
 )
 
@@ -50,8 +51,10 @@ const (
 // official one (client rocketmq, through a name server in this process).
 func refuseProcess(en Engine) string {
 	var no []string
-	if en.Client != ClientBrokerlab && en.Client != ClientRocketMQ && en.Client != "" {
-		no = append(no, "client "+en.Client+" (brokerlab's own client or rocketmq)")
+	switch en.Client {
+	case ClientBrokerlab, ClientRocketMQ, ClientRocketMQ5, "":
+	default:
+		no = append(no, "client "+en.Client+" (brokerlab's own client, rocketmq or rocketmq5)")
 	}
 	if en.TLS {
 		no = append(no, "tls")
@@ -104,6 +107,7 @@ type childProc struct {
 	kind string
 	cmd  *exec.Cmd
 	addr string // from READY
+	grpc string // from READY: the gRPC front end's address (spec.GRPC)
 
 	in  *os.File // the child's stdin (write end)
 	out *os.File // the child's stdout (read end)
@@ -179,11 +183,12 @@ func startChild(spec childSpec) (_ *childProc, err error) {
 		p.awaitExit(childStopTimeout)
 		return nil, p.failure("exited before READY")
 	}
-	addr, ok := strings.CutPrefix(strings.TrimSpace(s), "READY ")
-	if !ok || addr == "" {
-		return nil, p.failure(fmt.Sprintf("said %q instead of READY <addr>", strings.TrimSpace(s)))
+	addrs, ok := strings.CutPrefix(strings.TrimSpace(s), "READY ")
+	addr, grpcAddr, _ := strings.Cut(addrs, " ")
+	if !ok || addr == "" || spec.GRPC && grpcAddr == "" {
+		return nil, p.failure(fmt.Sprintf("said %q instead of READY <addr>[ <grpc addr>]", strings.TrimSpace(s)))
 	}
-	p.addr = addr
+	p.addr, p.grpc = addr, grpcAddr
 	return p, nil
 }
 
@@ -393,8 +398,9 @@ func (t *tailBuffer) text() string {
 type procBrokerSystem struct {
 	*childProc
 	d   *netdriver.Driver
-	rd  *rmqdriver.Driver // client rocketmq: the cell's producers and consumers
-	ns  *namesrv.Server   // client rocketmq: the name server rd finds the child through
+	rd  *rmqdriver.Driver  // client rocketmq: the cell's producers and consumers
+	ns  *namesrv.Server    // client rocketmq: the name server rd finds the child through
+	r5  *rmq5driver.Driver // client rocketmq5: over the child's gRPC front end
 	dir string
 }
 
@@ -413,6 +419,7 @@ func openProcBrokerSystem(exp Experiment, dir string) (_ *procBrokerSystem, err 
 		}()
 		spec.Namesrv = ns.Addr()
 	}
+	spec.GRPC = exp.Engine.Client == ClientRocketMQ5
 	child, err := startChild(spec)
 	if err != nil {
 		return nil, err
@@ -427,10 +434,18 @@ func openProcBrokerSystem(exp Experiment, dir string) (_ *procBrokerSystem, err 
 			return nil, errors.Join(err, child.closeAfter(d))
 		}
 	}
+	if spec.GRPC {
+		if s.r5, err = openV5Client(exp, child.grpc); err != nil {
+			return nil, errors.Join(err, child.closeAfter(d))
+		}
+	}
 	return s, nil
 }
 
 func (s *procBrokerSystem) Driver() workloads.Driver {
+	if s.r5 != nil {
+		return s.r5
+	}
 	if s.rd != nil {
 		return s.rd
 	}
@@ -438,6 +453,9 @@ func (s *procBrokerSystem) Driver() workloads.Driver {
 }
 
 func (s *procBrokerSystem) Source() workloads.Source {
+	if s.r5 != nil {
+		return s.r5
+	}
 	if s.rd != nil {
 		return s.rd
 	}
@@ -456,6 +474,9 @@ func (s *procBrokerSystem) Close() error {
 	var rderr error
 	if s.rd != nil {
 		rderr = s.rd.Close()
+	}
+	if s.r5 != nil {
+		rderr = s.r5.Close()
 	}
 	err := s.closeAfter(s.d)
 	if s.ns != nil {
