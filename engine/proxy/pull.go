@@ -30,11 +30,7 @@ func (s *Server) PullMessage(req *v2.PullMessageRequest, stream grpc.ServerStrea
 	if batch <= 0 {
 		batch = maxReceiveBatch
 	}
-	poll := min(req.GetLongPollingTimeout().AsDuration(), maxLongPolling)
-	if dl, ok := ctx.Deadline(); ok {
-		poll = min(poll, time.Until(dl)-longPollingReserve)
-	}
-	poll = max(poll, 0)
+	poll := pollTime(ctx, req.LongPollingTimeout)
 	ext := remoting.ExtFields{"consumerGroup": group, "topic": topic, "subscription": "*", "expressionType": "TAG"}
 	if fe := req.GetFilterExpression(); fe != nil && fe.GetExpression() != "" {
 		ext["subscription"] = fe.GetExpression()

@@ -7,6 +7,7 @@ import (
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/brokerlab/brokerlab/engine/protocol"
@@ -61,6 +62,28 @@ const (
 	longPollingReserve = time.Second
 )
 
+// pollTime is how long a receive or pull may hold, as Java's proxy reckons
+// it: the request's long_polling_timeout, or, when the client leaves it
+// unset (the Go client v5.1.4 does: its wait is the call's deadline), the
+// deadline's remaining time less longPollingReserve; never more than
+// maxLongPolling nor past the deadline less the reserve. No field and no
+// deadline: no hold.
+func pollTime(ctx context.Context, lp *durationpb.Duration) time.Duration {
+	dl, hasDeadline := ctx.Deadline()
+	var poll time.Duration
+	switch {
+	case lp != nil:
+		poll = lp.AsDuration()
+	case hasDeadline:
+		poll = time.Until(dl) - longPollingReserve
+	}
+	poll = min(poll, maxLongPolling)
+	if hasDeadline {
+		poll = min(poll, time.Until(dl)-longPollingReserve)
+	}
+	return max(poll, 0)
+}
+
 func (s *Server) minInvisible() time.Duration {
 	if s.cfg.MinInvisible > 0 {
 		return s.cfg.MinInvisible
@@ -111,11 +134,7 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serve
 			return reply(newStatus(v2.Code_ILLEGAL_INVISIBLE_TIME, "the invisible time is out of range"))
 		}
 	}
-	poll := min(req.GetLongPollingTimeout().AsDuration(), maxLongPolling)
-	if dl, ok := ctx.Deadline(); ok {
-		poll = min(poll, time.Until(dl)-longPollingReserve)
-	}
-	poll = max(poll, 0)
+	poll := pollTime(ctx, req.LongPollingTimeout)
 	if err := s.consumerAuth(ctx, group, topic); err != nil {
 		return reply(errStatus(err))
 	}

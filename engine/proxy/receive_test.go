@@ -210,3 +210,47 @@ func TestReceiveOverPOP(t *testing.T) {
 		t.Fatalf("redelivery: %v (first %v)", again, keep)
 	}
 }
+
+// A receive without long_polling_timeout (the Go client v5.1.4 never sets
+// it; its wait is the call's deadline) is held for the deadline less the
+// reserve, as Java's proxy holds it: a message sent while it waits is its
+// answer. Unheld, it would have answered MESSAGE_NOT_FOUND before the send.
+func TestReceiveWithoutPollingTimeoutHolds(t *testing.T) {
+	e := startEnv(t, nil, nil)
+	e.topic("PopHold", 1, "")
+	ctx := callCtx(t, "c-hold", "", "")
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := e.cli.ReceiveMessage(rctx, &v2.ReceiveMessageRequest{Group: res("HoldG"), MessageQueue: &v2.MessageQueue{Topic: res("PopHold"), Id: -1},
+		FilterExpression: &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"}, BatchSize: 32,
+		InvisibleDuration: durpb(30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not a wait for a condition: the send must come after the receive
+	// was issued, which the held call has 9 s to see.
+	time.Sleep(200 * time.Millisecond)
+	if r := e.send(ctx, message("PopHold", "H-1", "late")); r.Status.Code != v2.Code_OK {
+		t.Fatalf("send: %v", r.Status)
+	}
+	var got []string
+	var status *v2.Status
+	for {
+		r, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c := r.Content.(type) {
+		case *v2.ReceiveMessageResponse_Status:
+			status = c.Status
+		case *v2.ReceiveMessageResponse_Message:
+			got = append(got, string(c.Message.Body))
+		}
+	}
+	if len(got) != 1 || got[0] != "late" {
+		t.Fatalf("held receive answered %v with %v", status, got)
+	}
+}

@@ -35,9 +35,11 @@ type Config struct {
 	// the broker waits for its ack before delivering it again (30 s; the
 	// proxy refuses less than its minimum, 10 s by default).
 	Invisible time.Duration
-	// Await is the long-polling timeout a ReceiveMessage asks for when
-	// nothing is there (100 ms: a caught-up consumer comes back quickly, as
-	// rmqdriver's capped hold).
+	// Await is the simple consumer's await duration (100 ms: a caught-up
+	// consumer comes back quickly, as rmqdriver's capped hold). The client
+	// sends it only as the receive call's deadline (with its request
+	// timeout on top); the broker's gRPC front end holds an empty receive
+	// for that deadline less its reserve, as Java's proxy does.
 	Await time.Duration
 	// Receivers is the number of receive loops (each receives a batch, hands
 	// its bodies over and acks each message before receiving again) (2).

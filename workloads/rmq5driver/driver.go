@@ -104,7 +104,6 @@ func New(cfg Config) (*Driver, error) {
 		_ = os.Setenv(rmq.CLIENT_LOG_LEVEL, cfg.LogLevel)
 		rmq.ResetLogger()
 	})
-	installLongPolling(cfg.Await)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	consumed := make(chan error, 1)
 	if cfg.Consume {
