@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,11 @@ func TestClientRocketMQ5ConsumerLimits(t *testing.T) {
 		t.Fatalf("one tailing consumer: %v", err)
 	}
 	for _, w := range []string{"tailing: 2}\n", "lagging: 1, lag_bytes: 1MiB}\n"} {
-		if _, err := Parse([]byte(base + w)); err == nil || !strings.Contains(err.Error(), "rocketmq5") {
+		e, err := Parse([]byte(base + w))
+		if err == nil {
+			_, err = e.Cells() // the cells are checked whole
+		}
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "rocketmq5") {
 			t.Fatalf("%s: %v", w, err)
 		}
 	}

@@ -578,9 +578,6 @@ func (e *Experiment) Validate() error {
 	if err := e.processStallError(); err != nil {
 		return err
 	}
-	if err := e.rocketmq5ConsumerError(); err != nil {
-		return err
-	}
 	return e.validatePairings()
 }
 

@@ -65,6 +65,9 @@ func (e *Experiment) Cells() ([]Cell, error) {
 		if err := validateDSync(c.Exp.Engine); err != nil {
 			return nil, err
 		}
+		if err := validateRocketMQ5Consumers(c); err != nil {
+			return nil, err
+		}
 		// path and flush lead every name, swept or not.
 		lead := []Param{{"path", c.Exp.Engine.Path}, {"flush", c.Exp.Engine.Flush}}
 		for _, p := range c.Params {

@@ -40,21 +40,14 @@ func openV5Client(exp Experiment, endpoint string) (*rmq5driver.Driver, error) {
 	return d, nil
 }
 
-// rocketmq5ConsumerError refuses a client=rocketmq5 cell with more than
-// one tailing consumer or a lagging one: the driver's consumer is one POP
-// consumer of the harness's group (several would split the messages, not
-// each read them all), and its offsets are deliveries, not queue positions
-// a lagging consumer could start behind.
-func (e *Experiment) rocketmq5ConsumerError() error {
-	cells, err := e.Cells()
-	if err != nil {
-		return err
-	}
-	for _, c := range cells {
-		w := c.Exp.Workload
-		if c.Exp.Engine.Client == ClientRocketMQ5 && (w.Tailing > 1 || w.Lagging > 0) {
-			return fmt.Errorf("%w: cell %s: engine.client = rocketmq5 takes at most one tailing consumer and no lagging one (workload tailing %d, lagging %d)", ErrConfig, c.Name, w.Tailing, w.Lagging)
-		}
+// validateRocketMQ5Consumers refuses a client=rocketmq5 cell with more
+// than one tailing consumer or any lagging one: one POP group shares its
+// messages instead of giving each consumer all of them. Checked on whole
+// cells (Cells), as validateDSync: a matrix axis may set the client.
+func validateRocketMQ5Consumers(c *Cell) error {
+	w := c.Exp.Workload
+	if c.Exp.Engine.Client == ClientRocketMQ5 && (w.Tailing > 1 || w.Lagging > 0) {
+		return fmt.Errorf("%w: cell %s: engine.client = rocketmq5 takes at most one tailing consumer and no lagging one (workload tailing %d, lagging %d)", ErrConfig, c.Name, w.Tailing, w.Lagging)
 	}
 	return nil
 }
