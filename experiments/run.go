@@ -115,6 +115,11 @@ func Run(ctx context.Context, e *Experiment, opt Options) (Outcome, error) {
 	case "quick":
 		man.Notes = append(man.Notes, "QUICK run: --quick overrides applied (short warm-up and measurement; functional check, not reference numbers)")
 	case "reference":
+		if exp.Transient {
+			man.Notes = append(man.Notes, fmt.Sprintf("reference run of a transient: the file's %v warm-up and %v interval, >= %d repetitions, >= %v measured",
+				exp.Warmup.D(), exp.Interval.D(), ReferenceReps, ReferenceMinDuration.D()))
+			break
+		}
 		man.Notes = append(man.Notes, fmt.Sprintf("reference run: >= %v warm-up, >= %d repetitions, >= %v measured where the flush/writeback cycle matters",
 			ReferenceWarmup.D(), ReferenceReps, ReferenceDuration.D()))
 	}
