@@ -114,18 +114,9 @@ func TestPopStateSurvivesKill9(t *testing.T) {
 // decodeRecords splits a POP/PULL body into its records.
 func decodeRecords(t *testing.T, body []byte) []record.Record {
 	t.Helper()
-	var out []record.Record
-	for len(body) > 0 {
-		size, _, err := record.PeekSize(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := record.Decode(body[:size], true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-		body = body[size:]
+	out, err := record.DecodeAll(body, true)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -63,17 +63,12 @@ func (s *Server) PullMessage(req *v2.PullMessageRequest, stream grpc.ServerStrea
 	st := okStatus()
 	switch resp.Code {
 	case protocol.RespSuccess:
-		for b := resp.Body; len(b) > 0; {
-			size, _, err := record.PeekSize(b)
-			if err != nil || int(size) > len(b) || size <= 0 {
-				return status(newStatus(v2.Code_INTERNAL_SERVER_ERROR, "undecodable pull result"))
-			}
-			rec, err := record.Decode(b[:size], false)
-			if err != nil {
-				return status(newStatus(v2.Code_INTERNAL_SERVER_ERROR, "undecodable pull result: "+err.Error()))
-			}
-			msgs = append(msgs, toProto(&rec, "", 0))
-			b = b[size:]
+		recs, err := record.DecodeAll(resp.Body, false)
+		if err != nil {
+			return status(newStatus(v2.Code_INTERNAL_SERVER_ERROR, "undecodable pull result: "+err.Error()))
+		}
+		for i := range recs {
+			msgs = append(msgs, toProto(&recs[i], "", 0))
 		}
 	case protocol.RespPullNotFound, protocol.RespPullRetryImmediately:
 		st = newStatus(v2.Code_MESSAGE_NOT_FOUND, "no new message")

@@ -254,32 +254,11 @@ func (s *Service) read(k queueKey, offset int64, n int, f Filter) ([]record.Reco
 	default:
 		return nil, offset, nil
 	}
-	recs, err := splitRecords(res.Buffer)
+	recs, err := record.DecodeAll(res.Buffer, false)
 	if err != nil {
 		return nil, offset, fmt.Errorf("pop: read %s/%d at %d: %w", k.topic, k.queueID, offset, err)
 	}
 	return recs, res.NextBeginOffset, nil
-}
-
-// splitRecords decodes concatenated records.
-func splitRecords(buf []byte) ([]record.Record, error) {
-	var out []record.Record
-	for len(buf) > 0 {
-		size, _, err := record.PeekSize(buf)
-		if err != nil {
-			return out, err
-		}
-		if int(size) > len(buf) || size <= 0 {
-			return out, fmt.Errorf("record of %d bytes in %d", size, len(buf))
-		}
-		r, err := record.Decode(buf[:size], false)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-		buf = buf[size:]
-	}
-	return out, nil
 }
 
 // maxAttempts is the deliveries a message of group gets before it goes to

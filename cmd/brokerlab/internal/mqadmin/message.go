@@ -36,21 +36,13 @@ type Message struct {
 // or VIEW_MESSAGE_BY_ID (33) body (MessageDecoder.decodes); body CRCs are
 // not checked, as Java's client decoder does not.
 func DecodeMessages(b []byte) ([]Message, error) {
-	var out []Message
-	for len(b) > 0 {
-		size, _, err := record.PeekSize(b)
-		if err != nil {
-			return out, fmt.Errorf("%w: message %d: %w", ErrMalformed, len(out), err)
-		}
-		if int(size) > len(b) {
-			return out, fmt.Errorf("%w: message %d: %d bytes, %d left", ErrMalformed, len(out), size, len(b))
-		}
-		rec, err := record.Decode(b[:size], false)
-		if err != nil {
-			return out, fmt.Errorf("%w: message %d: %w", ErrMalformed, len(out), err)
-		}
-		out = append(out, messageOf(&rec))
-		b = b[size:]
+	recs, err := record.DecodeAll(b, false)
+	out := make([]Message, 0, len(recs))
+	for i := range recs {
+		out = append(out, messageOf(&recs[i]))
+	}
+	if err != nil {
+		return out, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return out, nil
 }
