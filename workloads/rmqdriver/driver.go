@@ -29,6 +29,9 @@ type Driver struct {
 	mu        sync.Mutex
 	routes    map[string]route               // by topic
 	consumers map[consumerKey]*topicConsumer // by topic and queue
+	// firsts holds, per topic, a channel closed when the producer's first
+	// send of the topic has returned (see firstSend).
+	firsts map[string]chan struct{}
 }
 
 // consumerKey names a pull consumer: a topic's queue (its index in the
@@ -114,7 +117,7 @@ func New(cfg Config) (*Driver, error) {
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("rmqdriver: start producer: %w", err)
 	}
-	return &Driver{cfg: cfg, resolver: resolver, producer: p, routes: make(map[string]route),
+	return &Driver{cfg: cfg, resolver: resolver, producer: p, routes: make(map[string]route), firsts: make(map[string]chan struct{}),
 		consumers: make(map[consumerKey]*topicConsumer)}, nil
 }
 
@@ -240,7 +243,12 @@ func (d *Driver) Send(ctx context.Context, m *workloads.Message) error {
 		msg.WithKeys(strings.Fields(m.Keys))
 	}
 	msg.Queue = &q
+	first, err := d.firstSend(ctx, m.Topic)
+	if err != nil {
+		return err
+	}
 	res, err := d.producer.SendSync(ctx, msg)
+	first()
 	if err != nil {
 		return fmt.Errorf("rmqdriver: send: %w", err)
 	}
@@ -248,6 +256,33 @@ func (d *Driver) Send(ctx context.Context, m *workloads.Message) error {
 		return fmt.Errorf("%w: status %d", ErrSendStatus, res.Status)
 	}
 	return nil
+}
+
+// firstSend lets the producer's first send of a topic go alone: the
+// client's first send fetches the topic's route and stores the topic's
+// queues before the brokers' addresses, without a lock between them, so a
+// concurrent first send can find the queue and not yet its broker's address
+// and fail with "topic=X route info not found" (seen with four producers
+// starting together). Later sends wait for the first to return (or for
+// ctx); done (a no-op for them) ends the first one's turn.
+func (d *Driver) firstSend(ctx context.Context, topic string) (done func(), err error) {
+	d.mu.Lock()
+	ch, seen := d.firsts[topic]
+	if !seen {
+		ch = make(chan struct{})
+		d.firsts[topic] = ch
+	}
+	d.mu.Unlock()
+	if !seen {
+		var once sync.Once
+		return func() { once.Do(func() { close(ch) }) }, nil
+	}
+	select {
+	case <-ch:
+		return func() {}, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("rmqdriver: send: waiting for the topic's first send: %w", ctx.Err())
+	}
 }
 
 // pulled is one PullFrom's outcome.
