@@ -7,24 +7,9 @@ import (
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
-	"github.com/brokerlab/brokerlab/engine/protocol"
+	"github.com/brokerlab/brokerlab/engine/proxy"
 	"github.com/brokerlab/brokerlab/engine/remoting"
 )
-
-// remotingCodes maps a gRPC status code to the broker response code it
-// stands for (the inverse of the proxy's mapping, where it is one to one),
-// so that the harness counts a failed send under the same code name
-// (gen.FailureCode) whichever client family made it.
-var remotingCodes = map[v2.Code]int32{
-	v2.Code_TOO_MANY_REQUESTS:          protocol.RespSystemBusy,
-	v2.Code_MASTER_PERSISTENCE_TIMEOUT: protocol.RespFlushDiskTimeout,
-	v2.Code_SLAVE_PERSISTENCE_TIMEOUT:  protocol.RespFlushSlaveTimeout,
-	v2.Code_HA_NOT_AVAILABLE:           protocol.RespSlaveNotAvailable,
-	v2.Code_TOPIC_NOT_FOUND:            protocol.RespTopicNotExist,
-	v2.Code_FORBIDDEN:                  protocol.RespNoPermission,
-	v2.Code_CONSUMER_GROUP_NOT_FOUND:   protocol.RespSubscriptionGroupNotExist,
-	v2.Code_NOT_IMPLEMENTED:            protocol.RespRequestCodeNotSupported,
-}
 
 // sendError wraps a failed send's error: a status with a remoting
 // counterpart also wraps a *remoting.ResponseError of that code, a timeout
@@ -36,7 +21,9 @@ func sendError(err error) error {
 		return fmt.Errorf("rmq5driver: send: %w", err)
 	}
 	code := v2.Code(st.GetCode())
-	if rc, ok := remotingCodes[code]; ok {
+	// The proxy's own mapping, inverted: a failed send counts under the
+	// same code name (gen.FailureCode) whichever client family made it.
+	if rc, ok := proxy.RemotingCode(code); ok {
 		return fmt.Errorf("rmq5driver: send: %w (%w)", &remoting.ResponseError{Code: rc, Remark: st.GetMessage()}, err)
 	}
 	if code == v2.Code_PROXY_TIMEOUT || code == v2.Code_REQUEST_TIMEOUT {
