@@ -267,6 +267,17 @@ func TestOfficialClient(t *testing.T) {
 	// gets exactly the messages sent after they stopped.
 	_ = c1.Shutdown()
 	_ = c2.Shutdown()
+	// The client persists its offsets at shutdown with a one-way request:
+	// wait until the broker holds them (every queue consumed to its end)
+	// before the new consumer reads them, or it starts from older ones.
+	waitUntil(t, "the stopped consumers' offsets at the broker", deliverLimit, func() bool {
+		for q := int32(0); q < 8; q++ {
+			if c.committedOffset(groupMain, topicMain, q) != c.maxOffset(topicMain, q) {
+				return false
+			}
+		}
+		return true
+	})
 	c3 := pushConsumer(t, c, groupMain, "c3", topicMain, "*", consumer.Clustering, mainRec, nil)
 	later := sendSync(t, p, topicMain, "T", bodies("later", 16), 1)
 	waitUntil(t, "the restarted group to get the new messages", deliverLimit, func() bool { return mainRec.has("c3", later) })

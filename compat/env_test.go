@@ -154,6 +154,27 @@ func (c *cluster) members(group string) []string {
 	return body.ConsumerIDList
 }
 
+// committedOffset is the broker's answer to QUERY_CONSUMER_OFFSET (-1 when
+// the group has committed none for the queue).
+func (c *cluster) committedOffset(group, topic string, queueID int32) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ext := remoting.ExtFields{"consumerGroup": group, "topic": topic}
+	ext.SetInt32("queueId", queueID)
+	resp, err := c.rc.InvokeSync(ctx, c.b.Addr(), remoting.NewRequest(protocol.ReqQueryConsumerOffset, ext))
+	if err != nil {
+		c.t.Fatalf("QUERY_CONSUMER_OFFSET: %v", err)
+	}
+	if resp.Code != protocol.RespSuccess {
+		return -1
+	}
+	n, err := resp.ExtFields.Int64("offset")
+	if err != nil {
+		c.t.Fatalf("QUERY_CONSUMER_OFFSET: %v", err)
+	}
+	return n
+}
+
 // maxOffset is the broker's answer to GET_MAX_OFFSET.
 func (c *cluster) maxOffset(topic string, queueID int32) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
